@@ -1,0 +1,209 @@
+"""Schedule files: which feeds exist, and how often each is polled.
+
+A schedule file is TOML in ``schedules/``, holding one or more ``[[feed]]`` tables::
+
+    [[feed]]
+    url = "https://feeds.simplecast.com/OB5FkIl8"
+    name = "PyTorch Developer Podcast"
+    every = "1h"          # or: cron = "0 * * * *"
+    pages = true
+
+Every mistake is reported as one :class:`ScheduleError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from podarchive.errors import ScheduleError
+from podarchive.scheduler import validate_cron
+
+DEFAULT_EVERY = timedelta(hours=1)
+FEED_KEYS = frozenset(
+    {"url", "name", "every", "cron", "pages", "user_agent", "allow_private_hosts"}
+)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_INTERVAL = re.compile(r"(\d+)\s*([smhdw])")
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSchedule:
+    """One feed as the user configured it."""
+
+    url: str
+    name: str | None = None
+    every: timedelta | None = DEFAULT_EVERY
+    cron: str | None = None
+    pages: bool = True
+    user_agent: str | None = None
+    allow_private_hosts: bool = False
+    source: str = ""  # the file it came from ("" for ad hoc feeds)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.url
+
+
+def parse_interval(text: str) -> timedelta:
+    """``"90s"``, ``"30m"``, ``"1h30m"``, ``"2d"``, ``"1w"`` → timedelta. Raises ValueError."""
+    compact = text.strip().lower().replace(" ", "")
+    if not compact or _INTERVAL.sub("", compact):
+        raise ValueError(f"bad interval {text!r} (use e.g. 90s, 30m, 1h, 1h30m, 2d, 1w)")
+    seconds = sum(int(n) * _UNITS[unit] for n, unit in _INTERVAL.findall(compact))
+    if seconds <= 0:
+        raise ValueError(f"interval {text!r} must be longer than zero")
+    return timedelta(seconds=seconds)
+
+
+def format_interval(interval: timedelta) -> str:
+    seconds = int(interval.total_seconds())
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"
+
+
+def check_feed_url(url: str) -> str:
+    """A configured feed URL must be absolute http(s). Returns it stripped."""
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return url
+
+
+def load_schedules(directory: Path) -> tuple[FeedSchedule, ...]:
+    """Every feed of every ``*.toml`` file in ``directory``, in file-name order."""
+    if not directory.is_dir():
+        raise ScheduleError(str(directory), "no such schedules directory")
+    feeds: list[FeedSchedule] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.glob("*.toml")):
+        for feed in load_schedule_file(path):
+            if feed.url in seen:
+                raise ScheduleError(
+                    str(path), f"duplicate feed URL, also in {seen[feed.url]}", "url"
+                )
+            seen[feed.url] = str(path)
+            feeds.append(feed)
+    return tuple(feeds)
+
+
+def load_schedule_file(path: Path) -> list[FeedSchedule]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScheduleError(str(path), f"cannot read: {e}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ScheduleError(str(path), f"not valid TOML: {e}") from e
+    unknown = sorted(set(data) - {"feed"})
+    if unknown:
+        raise ScheduleError(str(path), "unknown key (expected [[feed]] tables)", unknown[0])
+    tables = data.get("feed", [])
+    if not isinstance(tables, list) or not tables:
+        raise ScheduleError(str(path), "no [[feed]] tables", "feed")
+    return [_feed_from_table(path, i, table) for i, table in enumerate(tables)]
+
+
+def _feed_from_table(path: Path, index: int, table: Any) -> FeedSchedule:
+    where = f"feed[{index}]"
+    if not isinstance(table, dict):
+        raise ScheduleError(str(path), "must be a table", where)
+    unknown = sorted(set(table) - FEED_KEYS)
+    if unknown:
+        raise ScheduleError(str(path), "unknown key", f"{where}.{unknown[0]}")
+
+    def get(key: str, kind: type, default: Any = None) -> Any:
+        value = table.get(key, default)
+        if value is not default and not isinstance(value, kind):
+            raise ScheduleError(str(path), f"must be a {kind.__name__}", f"{where}.{key}")
+        return value
+
+    if "url" not in table:
+        raise ScheduleError(str(path), "missing", f"{where}.url")
+    try:
+        url = check_feed_url(get("url", str))
+    except ValueError as e:
+        raise ScheduleError(str(path), str(e), f"{where}.url") from e
+    every_text, cron = get("every", str), get("cron", str)
+    if every_text is not None and cron is not None:
+        raise ScheduleError(str(path), "give either every or cron, not both", f"{where}.cron")
+    every: timedelta | None = DEFAULT_EVERY if cron is None else None
+    if every_text is not None:
+        try:
+            every = parse_interval(every_text)
+        except ValueError as e:
+            raise ScheduleError(str(path), str(e), f"{where}.every") from e
+    if cron is not None:
+        try:
+            validate_cron(cron)
+        except ValueError as e:
+            raise ScheduleError(str(path), str(e), f"{where}.cron") from e
+    return FeedSchedule(
+        url=url,
+        name=get("name", str),
+        every=every,
+        cron=cron,
+        pages=get("pages", bool, True),
+        user_agent=get("user_agent", str),
+        allow_private_hosts=get("allow_private_hosts", bool, False),
+        source=str(path),
+    )
+
+
+def schedule_file_name(url: str, name: str | None) -> str:
+    """A file name for a new schedule, from the feed's name or its URL."""
+    base = name or (urlsplit(url).hostname or "feed") + urlsplit(url).path
+    slug = re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")[:60] or "feed"
+    return f"{slug}.toml"
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped) + '"'
+
+
+def render_schedule(feed: FeedSchedule) -> str:
+    lines = ["[[feed]]", f"url = {_toml_string(feed.url)}"]
+    if feed.name:
+        lines.append(f"name = {_toml_string(feed.name)}")
+    if feed.cron:
+        lines.append(f"cron = {_toml_string(feed.cron)}")
+    elif feed.every is not None:
+        lines.append(f"every = {_toml_string(format_interval(feed.every))}")
+    lines.append(f"pages = {'true' if feed.pages else 'false'}")
+    return "\n".join(lines) + "\n"
+
+
+def add_schedule(directory: Path, feed: FeedSchedule) -> Path:
+    """Write ``feed`` as a new schedule file in ``directory``; refuses a URL already there."""
+    directory.mkdir(parents=True, exist_ok=True)
+    existing = (
+        {f.url: f.source for f in load_schedules(directory)}
+        if any(directory.glob("*.toml"))
+        else {}
+    )
+    if feed.url in existing:
+        raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
+    path = directory / schedule_file_name(feed.url, feed.name)
+    stem, n = path.stem, 2
+    while path.exists():
+        path = directory / f"{stem}-{n}.toml"
+        n += 1
+    text = render_schedule(feed)
+    load_schedule_text_check(path, text)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_schedule_text_check(path: Path, text: str) -> None:
+    """Make sure what we are about to write reads back (guards the renderer)."""
+    tomllib.loads(text)

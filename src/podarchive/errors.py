@@ -1,0 +1,117 @@
+"""The exceptions podarchive raises. Every one derives from :class:`PodarchiveError`.
+
+Outside libraries' errors are translated where they are called (``raise X from e``),
+so code above the adapters only ever sees this tree::
+
+    PodarchiveError
+    ├── ConfigError (ValueError)      bad settings or command-line values
+    │   └── ScheduleError             a bad schedule file: names the file and the key
+    ├── FetchError                    the network side of one request
+    │   ├── FetchTimeout              connect/read timeout or the total deadline
+    │   ├── BodyTooLarge              body (or its decompressed size) over the cap
+    │   ├── HTTPStatusError           a non-success HTTP status (keeps .status)
+    │   ├── RedirectError             loops, too many hops, bad Location
+    │   └── BlockedURL                not http(s), or a private address for untrusted URLs
+    ├── ParseError                    bytes that are not a usable feed
+    │   └── NotAFeed                  e.g. an HTML page where a feed was expected
+    ├── ExtractError                  an episode page we cannot read
+    └── StorageError                  the archive file itself
+        ├── SchemaTooNew              archive written by a newer podarchive
+        └── ArchiveLocked             another run holds the archive
+"""
+
+from __future__ import annotations
+
+
+class PodarchiveError(Exception):
+    """Root of podarchive's exceptions. ``str(e)`` is a one-line reason fit for a user."""
+
+    default_message = "podarchive error"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.default_message)
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class ConfigError(PodarchiveError, ValueError):
+    default_message = "bad configuration"
+
+
+class ScheduleError(ConfigError):
+    """A schedule file is wrong. The message names the file and, where known, the key."""
+
+    default_message = "bad schedule file"
+
+    def __init__(self, path: str, problem: str, key: str | None = None) -> None:
+        self.path = path
+        self.key = key
+        self.problem = problem
+        where = f"{path}: {key}" if key else path
+        super().__init__(f"{where}: {problem}")
+
+
+class FetchError(PodarchiveError):
+    default_message = "fetch failed"
+
+    def __init__(self, message: str | None = None, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class FetchTimeout(FetchError):
+    default_message = "timed out"
+
+
+class BodyTooLarge(FetchError):
+    default_message = "body too large"
+
+
+class HTTPStatusError(FetchError):
+    default_message = "HTTP error"
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        url: str | None = None,
+        retry_after: str | None = None,
+    ) -> None:
+        super().__init__(message or f"HTTP {status}", url=url)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class RedirectError(FetchError):
+    default_message = "bad redirect"
+
+
+class BlockedURL(FetchError):
+    default_message = "blocked URL"
+
+
+class ParseError(PodarchiveError):
+    default_message = "not a usable feed"
+
+
+class NotAFeed(ParseError):
+    default_message = "not a feed"
+
+
+class ExtractError(PodarchiveError):
+    default_message = "could not extract show notes"
+
+
+class StorageError(PodarchiveError):
+    default_message = "archive error"
+
+
+class SchemaTooNew(StorageError):
+    default_message = "archive was written by a newer podarchive"
+
+
+class ArchiveLocked(StorageError):
+    default_message = "another run holds the archive"

@@ -1,0 +1,469 @@
+"""The only sqlite-utils user: the archive's schema, migrations and writes.
+
+The archive is the user's data. It carries a schema version (``PRAGMA user_version``)
+and every change to the schema is a numbered migration in :data:`MIGRATIONS`, run in
+order inside one transaction when an older archive is opened. An archive from a newer
+podarchive is refused rather than guessed at.
+
+Writes for one feed happen in one transaction (``Database.atomic``), so a crash never
+leaves half a feed. Episodes are upserted with raw SQL guarded by a row hash
+(``ON CONFLICT … DO UPDATE … WHERE row_hash IS NOT excluded.row_hash``): an unchanged
+episode is never rewritten, which keeps re-runs cheap and the FTS index from growing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from podarchive.errors import SchemaTooNew, StorageError
+from podarchive.fetch import FetchRecord
+from podarchive.types import Link
+
+Row = dict[str, Any]
+
+FEED_META_COLUMNS = (
+    "title", "link", "description", "author", "owner_name", "owner_email", "image",
+    "language", "categories", "explicit", "type", "podcast_guid", "locked", "funding",
+    "new_feed_url", "updated",
+)  # fmt: skip
+EPISODE_COLUMNS = (
+    "guid", "title", "published", "updated", "duration", "season", "number",
+    "episode_type", "explicit", "link", "summary", "notes_html", "notes_text", "image",
+    "enclosure_url", "enclosure_type", "enclosure_length", "transcripts", "chapters",
+    "persons", "page_url",
+)  # fmt: skip
+PAGE_RETRY_STATUSES = ("pending", "failed", "empty")
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """What the archive remembers about a feed between runs."""
+
+    id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+    content_hash: str | None
+    error_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeWrite:
+    """One parsed episode, ready to store: its identity key, columns and feed-note links."""
+
+    key: str
+    row: Row
+    links: tuple[Link, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStats:
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PageTask:
+    episode_id: int
+    feed_id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+
+
+def _create_v1(db: sqlite_utils.Database) -> None:
+    db.table("feeds").create(
+        {
+            "id": int, "url": str, "name": str,
+            **dict.fromkeys(FEED_META_COLUMNS, str),
+            "explicit": int, "locked": int,
+            "etag": str, "last_modified": str, "content_hash": str,
+            "last_fetched_at": str, "last_success_at": str, "last_status": int,
+            "last_error": str, "error_count": int, "first_seen_at": str,
+        },
+        pk="id",
+        not_null={"url"},
+        defaults={"error_count": 0},
+    )  # fmt: skip
+    db.table("feeds").create_index(["url"], unique=True)
+    db.table("episodes").create(
+        {
+            "id": int, "feed_id": int, "key": str,
+            **dict.fromkeys(EPISODE_COLUMNS, str),
+            "duration": int, "season": int, "number": int, "explicit": int,
+            "enclosure_length": int,
+            "page_status": str, "page_error": str, "page_extractor": str,
+            "page_notes_html": str, "page_notes_text": str, "page_fetched_at": str,
+            "page_attempts": int, "page_etag": str, "page_last_modified": str,
+            "first_seen_at": str, "row_hash": str,
+        },
+        pk="id",
+        not_null={"feed_id", "key"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+        defaults={"page_attempts": 0},
+    )  # fmt: skip
+    db.table("episodes").create_index(["feed_id", "key"], unique=True)
+    db.table("episodes").create_index(["published"])
+    db.table("episodes").create_index(["page_status"])
+    db.table("links").create(
+        {
+            "id": int, "episode_id": int, "source": str, "position": int,
+            "url": str, "normalized_url": str, "domain": str, "text": str,
+        },
+        pk="id",
+        not_null={"episode_id", "source", "position", "url"},
+        foreign_keys=[("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("links").create_index(["episode_id", "source", "position"], unique=True)
+    db.table("links").create_index(["domain"])
+    db.table("links").create_index(["normalized_url"])
+    db.table("fetches").create(
+        {
+            "id": int, "feed_id": int, "episode_id": int, "kind": str, "url": str,
+            "started_at": str, "ms": int, "status": int, "bytes": int, "error": str,
+        },
+        pk="id",
+        not_null={"kind", "url", "started_at"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("fetches").create_index(["feed_id", "started_at"])
+    db.table("fetches").create_index(["episode_id"])
+    db.table("episodes").enable_fts(
+        ["title", "summary", "notes_text", "page_notes_text"],
+        fts_version="FTS5",
+        create_triggers=True,
+        tokenize="porter",
+    )
+
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: tuple[Migration, ...] = (_create_v1,)  # MIGRATIONS[n - 1] brings n - 1 → n
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def row_hash(row: Mapping[str, Any], links: Sequence[Link] = ()) -> str:
+    payload = json.dumps([sorted(row.items()), [list(_link_values(li)) for li in links]])
+    return hashlib.sha1(payload.encode("utf-8")).hexdigest()
+
+
+def _link_values(link: Link) -> tuple[Any, ...]:
+    return (link.position, link.url, link.normalized_url, link.domain, link.text)
+
+
+class Archive:
+    """An open archive file. Not thread-safe: the pipeline keeps it on one thread."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=30)
+            self.db = sqlite_utils.Database(conn)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.migrate()
+        except sqlite3.DatabaseError as e:
+            raise StorageError(f"cannot open archive {self.path}: {e}") from e
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # schema -------------------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        version: int = self.db.execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    def migrate(self) -> None:
+        version = self.schema_version
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.path} has schema version {version}; this podarchive knows up to "
+                f"{SCHEMA_VERSION}: upgrade podarchive"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            with self.db.atomic():
+                MIGRATIONS[number](self.db)
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            with self.db.atomic():
+                yield
+        except sqlite3.DatabaseError as e:
+            raise StorageError(f"archive write failed: {e}") from e
+
+    # feeds --------------------------------------------------------------------------------
+
+    def ensure_feed(self, url: str, name: str | None, now: str) -> FeedState:
+        """The feed's stored state, adding a row for a feed seen for the first time."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO feeds (url, name, first_seen_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(url) DO UPDATE SET name = excluded.name "
+                "WHERE excluded.name IS NOT NULL AND feeds.name IS NOT excluded.name",
+                [url, name, now],
+            )
+        state = self.feed_state(url)
+        assert state is not None
+        return state
+
+    def feed_state(self, url: str) -> FeedState | None:
+        row = self.db.execute(
+            "SELECT id, url, etag, last_modified, content_hash, error_count FROM feeds "
+            "WHERE url = ?",
+            [url],
+        ).fetchone()
+        return FeedState(*row) if row else None
+
+    def record_feed_unchanged(
+        self,
+        feed_id: int,
+        *,
+        status: int,
+        etag: str | None,
+        last_modified: str | None,
+        now: str,
+        records: Iterable[FetchRecord],
+    ) -> None:
+        """A 304 or an identical body: no parse, no episode writes; only the fetch state."""
+        with self.transaction():
+            self._update_fetch_state(feed_id, status, etag, last_modified, None, now)
+            self._log(records, feed_id=feed_id)
+
+    def record_feed_error(
+        self,
+        feed_id: int,
+        error: str,
+        status: int | None,
+        now: str,
+        records: Iterable[FetchRecord],
+    ) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE feeds SET last_fetched_at = ?, last_status = ?, last_error = ?, "
+                "error_count = error_count + 1 WHERE id = ?",
+                [now, status, error, feed_id],
+            )
+            self._log(records, feed_id=feed_id)
+
+    def save_feed(
+        self,
+        feed_id: int,
+        meta: Row,
+        episodes: Sequence[EpisodeWrite],
+        *,
+        status: int,
+        etag: str | None,
+        last_modified: str | None,
+        content_hash: str,
+        now: str,
+        records: Iterable[FetchRecord],
+    ) -> SaveStats:
+        """Store one parsed feed in one transaction. Unchanged episodes are not touched."""
+        with self.transaction():
+            self._update_meta(feed_id, meta)
+            stats = self._upsert_episodes(feed_id, episodes, now)
+            self._update_fetch_state(feed_id, status, etag, last_modified, content_hash, now)
+            self._log(records, feed_id=feed_id)
+        return stats
+
+    def _update_meta(self, feed_id: int, meta: Row) -> None:
+        assignments = ", ".join(f"{c} = :{c}" for c in FEED_META_COLUMNS)
+        changed = " OR ".join(f"{c} IS NOT :{c}" for c in FEED_META_COLUMNS)
+        values = {c: meta.get(c) for c in FEED_META_COLUMNS}
+        self.db.execute(
+            f"UPDATE feeds SET {assignments} WHERE id = :id AND ({changed})",
+            {**values, "id": feed_id},
+        )
+
+    def _update_fetch_state(
+        self,
+        feed_id: int,
+        status: int,
+        etag: str | None,
+        last_modified: str | None,
+        content_hash: str | None,
+        now: str,
+    ) -> None:
+        self.db.execute(
+            "UPDATE feeds SET last_fetched_at = :now, last_success_at = :now, "
+            "last_status = :status, last_error = NULL, error_count = 0, "
+            "etag = coalesce(:etag, etag), last_modified = coalesce(:lm, last_modified), "
+            "content_hash = coalesce(:hash, content_hash) WHERE id = :id",
+            {"now": now, "status": status, "etag": etag, "lm": last_modified,
+             "hash": content_hash, "id": feed_id},
+        )  # fmt: skip
+
+    def _upsert_episodes(
+        self, feed_id: int, episodes: Sequence[EpisodeWrite], now: str
+    ) -> SaveStats:
+        stored = {
+            key: (episode_id, digest, page_url)
+            for episode_id, key, digest, page_url in self.db.execute(
+                "SELECT id, key, row_hash, page_url FROM episodes WHERE feed_id = ?", [feed_id]
+            ).fetchall()
+        }
+        new = changed = unchanged = 0
+        for episode in episodes:
+            digest = row_hash(episode.row, episode.links)
+            previous = stored.get(episode.key)
+            if previous is not None and previous[1] == digest:
+                unchanged += 1
+                continue
+            episode_id = self._write_episode(feed_id, episode, digest, now, previous)
+            self._replace_links(episode_id, "feed", episode.links)
+            if previous is None:
+                new += 1
+            else:
+                changed += 1
+        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+
+    def _write_episode(
+        self,
+        feed_id: int,
+        episode: EpisodeWrite,
+        digest: str,
+        now: str,
+        previous: tuple[int, str, str | None] | None,
+    ) -> int:
+        values = {c: episode.row.get(c) for c in EPISODE_COLUMNS}
+        if previous is None:
+            page_status = "pending" if values["page_url"] else None
+            cursor = self.db.execute(
+                f"INSERT INTO episodes (feed_id, key, {', '.join(EPISODE_COLUMNS)}, "
+                "page_status, first_seen_at, row_hash) VALUES (:feed_id, :key, "
+                f"{', '.join(':' + c for c in EPISODE_COLUMNS)}, :page_status, :now, :hash)",
+                {**values, "feed_id": feed_id, "key": episode.key, "page_status": page_status,
+                 "now": now, "hash": digest},
+            )  # fmt: skip
+            episode_id = cursor.lastrowid
+            assert episode_id is not None
+            return episode_id
+        episode_id = previous[0]
+        assignments = ", ".join(f"{c} = :{c}" for c in EPISODE_COLUMNS)
+        # A changed episode gets its page looked at again (conditionally, when we have
+        # validators); a page URL that changed starts from scratch.
+        self.db.execute(
+            f"UPDATE episodes SET {assignments}, row_hash = :hash, "
+            "page_status = CASE WHEN :page_url IS NULL THEN NULL ELSE 'pending' END, "
+            "page_etag = CASE WHEN page_url IS :page_url THEN page_etag END, "
+            "page_last_modified = CASE WHEN page_url IS :page_url THEN page_last_modified END "
+            "WHERE id = :id",
+            {**values, "hash": digest, "id": episode_id},
+        )
+        return episode_id
+
+    def _replace_links(self, episode_id: int, source: str, links: Sequence[Link]) -> None:
+        self.db.execute(
+            "DELETE FROM links WHERE episode_id = ? AND source = ?", [episode_id, source]
+        )
+        self.db.conn.executemany(
+            "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(episode_id, source, *_link_values(link)) for link in links],
+        )
+
+    # pages --------------------------------------------------------------------------------
+
+    def pages_to_fetch(self, feed_id: int) -> list[PageTask]:
+        """Episode pages never fetched, or that failed or had no notes last time."""
+        marks = ", ".join("?" for _ in PAGE_RETRY_STATUSES)
+        rows = self.db.execute(
+            f"SELECT id, feed_id, page_url, page_etag, page_last_modified FROM episodes "
+            f"WHERE feed_id = ? AND page_url IS NOT NULL AND page_status IN ({marks}) "
+            "ORDER BY id",
+            [feed_id, *PAGE_RETRY_STATUSES],
+        ).fetchall()
+        return [PageTask(*row) for row in rows]
+
+    def record_page(
+        self,
+        task: PageTask,
+        *,
+        status: str,
+        now: str,
+        records: Iterable[FetchRecord],
+        error: str | None = None,
+        extractor: str | None = None,
+        notes_html: str | None = None,
+        notes_text: str | None = None,
+        links: Sequence[Link] = (),
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        """Store a page outcome: ``ok``, ``not_modified``, ``empty`` or ``failed``."""
+        with self.transaction():
+            if status == "not_modified":
+                self.db.execute(
+                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
+                    "page_fetched_at = ? WHERE id = ? AND page_notes_text IS NOT NULL",
+                    [now, task.episode_id],
+                )
+            elif status == "ok":
+                self.db.execute(
+                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
+                    "page_extractor = ?, page_notes_html = ?, page_notes_text = ?, "
+                    "page_fetched_at = ?, page_attempts = page_attempts + 1, "
+                    "page_etag = ?, page_last_modified = ? WHERE id = ?",
+                    [extractor, notes_html, notes_text, now, etag, last_modified, task.episode_id],
+                )
+                self._replace_links(task.episode_id, "page", links)
+            else:
+                self.db.execute(
+                    "UPDATE episodes SET page_status = ?, page_error = ?, page_fetched_at = ?, "
+                    "page_attempts = page_attempts + 1 WHERE id = ?",
+                    [status, error, now, task.episode_id],
+                )
+            self._log(records, feed_id=task.feed_id, episode_id=task.episode_id)
+
+    # fetch log ----------------------------------------------------------------------------
+
+    def log_fetches(self, records: Iterable[FetchRecord], feed_id: int | None = None) -> None:
+        with self.transaction():
+            self._log(records, feed_id=feed_id)
+
+    def _log(
+        self, records: Iterable[FetchRecord], *, feed_id: int | None, episode_id: int | None = None
+    ) -> None:
+        self.db.conn.executemany(
+            "INSERT INTO fetches (feed_id, episode_id, kind, url, started_at, ms, status, bytes, "
+            "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (feed_id, episode_id, r.kind, r.url, r.started_at, r.ms, r.status, r.bytes, r.error)
+                for r in records
+            ],
+        )
+
+    # reading ------------------------------------------------------------------------------
+
+    def count(self, table: str) -> int:
+        total: int = self.db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]
+        return total
+
+    def dump(self, *, skip: Sequence[str] = ("fetches",)) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table, ordered, for comparing archives in tests and tools."""
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for table in sorted(self.db.table_names()):
+            if table in skip or table.startswith("episodes_fts"):
+                continue
+            out[table] = [tuple(r) for r in self.db.execute(f"SELECT * FROM [{table}] ORDER BY 1")]
+        return out

@@ -1,0 +1,164 @@
+"""A real HTTP server on 127.0.0.1 for tests: routes, conditional GET, gzip, a request log.
+
+Routes map a path to a :class:`Reply` (static, with automatic ETag/Last-Modified handling
+and optional gzip) or to a callable that writes whatever it likes to the socket, for
+broken and hostile servers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@dataclass
+class Reply:
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    etag: str | None = None
+    last_modified: str | None = None
+    gzip: bool = False
+    content_type: str = "application/xml; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+
+
+Handler = Callable[[BaseHTTPRequestHandler], None]
+
+
+class LoopbackSite:
+    """Start with ``with LoopbackSite() as site:``; ``site.url("/feed")`` is its address."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Reply | Handler] = {}
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        site = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                site._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def serve(self, path: str, body: bytes | str = b"", **kwargs: Any) -> Reply:
+        reply = Reply(body=body.encode() if isinstance(body, str) else body, **kwargs)
+        self.routes[path] = reply
+        return reply
+
+    def handle(self, path: str, handler: Handler) -> None:
+        self.routes[path] = handler
+
+    def hits(self, path: str) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if r.path == path)
+
+    def __enter__(self) -> LoopbackSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self._lock:
+            self.requests.append(Request(handler.command, handler.path, headers))
+        route = self.routes.get(handler.path.split("?")[0])
+        if route is None:
+            _send(handler, 404, b"not found", {"Content-Type": "text/plain"})
+        elif isinstance(route, Reply):
+            _send_reply(handler, route, headers)
+        else:
+            route(handler)
+
+
+def _send_reply(handler: BaseHTTPRequestHandler, reply: Reply, request: dict[str, str]) -> None:
+    headers = {"Content-Type": reply.content_type, **reply.headers}
+    if reply.etag:
+        headers["ETag"] = reply.etag
+    if reply.last_modified:
+        headers["Last-Modified"] = reply.last_modified
+    if reply.status == 200 and _not_modified(reply, request):
+        _send(handler, 304, b"", {k: v for k, v in headers.items() if k != "Content-Type"})
+        return
+    body = reply.body
+    if reply.gzip and "gzip" in request.get("accept-encoding", ""):
+        body = gzip.compress(body, mtime=0)
+        headers["Content-Encoding"] = "gzip"
+    _send(handler, reply.status, body, headers)
+
+
+def _not_modified(reply: Reply, request: dict[str, str]) -> bool:
+    if reply.etag and request.get("if-none-match") == reply.etag:
+        return True
+    return bool(
+        reply.last_modified
+        and "if-none-match" not in request
+        and request.get("if-modified-since") == reply.last_modified
+    )
+
+
+def _send(
+    handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
+) -> None:
+    handler.send_response(status)
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    if status != 304:
+        handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    if status != 304:
+        handler.wfile.write(body)
+
+
+PYTORCH_SITE = "https://pytorch-dev-podcast.simplecast.com"
+
+
+def serve_pytorch(site: LoopbackSite, *, prefix: str = "/pytorch") -> str:
+    """Serve the PyTorch fixture feed and its episode pages; returns the feed URL.
+
+    Episode links in the feed point at the loopback copies of the pages.
+    """
+    base = site.url(prefix)
+    feed = (FIXTURES / "pytorch" / "feed.xml").read_bytes()
+    feed = feed.replace(f"{PYTORCH_SITE}/episodes/".encode(), f"{base}/episodes/".encode())
+    site.serve(f"{prefix}/feed.xml", feed, etag='"feed-v1"', content_type="text/xml; charset=utf-8")
+    for page in sorted((FIXTURES / "pytorch" / "pages").glob("*.html")):
+        site.serve(
+            f"{prefix}/episodes/{page.stem}",
+            page.read_bytes(),
+            etag=f'"{page.stem}-v1"',
+            gzip=True,
+            content_type="text/html; charset=utf-8",
+        )
+    return site.url(f"{prefix}/feed.xml")
