@@ -39,6 +39,13 @@ class Request:
 Handler = Callable[[BaseHTTPRequestHandler], None]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # broken connections are what many tests are about
+
+
 class LoopbackSite:
     """Start with ``with LoopbackSite() as site:``; ``site.url("/feed")`` is its address."""
 
@@ -57,9 +64,10 @@ class LoopbackSite:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def port(self) -> int:

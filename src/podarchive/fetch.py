@@ -14,6 +14,7 @@ timeout is per chunk).
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import threading
 import time
@@ -357,7 +358,7 @@ def _record(
 
 
 def _first_line(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
+    text = re.sub(r"\[Errno -?\d+\]\s*", "", str(e)).strip() or type(e).__name__
     return text.splitlines()[0][:300]
 
 

@@ -87,6 +87,7 @@ class FeedReport:
     pages_ok: int = 0
     pages_empty: int = 0
     pages_failed: int = 0
+    pages_pending: int = 0
 
     @property
     def ok(self) -> bool:
@@ -342,20 +343,25 @@ def update_feeds(
                 outcome = future.result()
                 if isinstance(outcome, FeedOutcome):
                     feed_report = store_feed(archive, outcome, iso(clock()))
-                    _log_feed(feed_report)
                     report.feeds.append(feed_report)
                     reports[outcome.state.id] = feed_report
                     schedule = by_feed[outcome.state.url]
-                    if feed_report.ok and schedule.pages:
-                        for task in archive.pages_to_fetch(outcome.state.id):
-                            pending.add(pool.submit(fetch_page, fetcher, task, schedule))
+                    tasks = archive.pages_to_fetch(outcome.state.id) if feed_report.ok else []
+                    if not schedule.pages:
+                        tasks = []
+                    feed_report.pages_pending = len(tasks)
+                    pending.update(pool.submit(fetch_page, fetcher, t, schedule) for t in tasks)
                 else:
                     status = store_page(archive, outcome, iso(clock()))
-                    _count_page(reports[outcome.task.feed_id], status, outcome)
+                    feed_report = reports[outcome.task.feed_id]
+                    _count_page(feed_report, status, outcome)
+                if feed_report.pages_pending == 0:
+                    _log_feed(feed_report)
     return report
 
 
 def _count_page(report: FeedReport, status: str, outcome: PageOutcome) -> None:
+    report.pages_pending -= 1
     if status in ("ok", "not_modified"):
         report.pages_ok += 1
     elif status == "empty":

@@ -1,0 +1,148 @@
+"""The archive: schema version, migrations, guarded upserts, transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from podarchive.errors import SchemaTooNew, StorageError
+from podarchive.fetch import FetchRecord
+from podarchive.store import SCHEMA_VERSION, Archive, EpisodeWrite
+from podarchive.types import Link
+
+NOW = "2026-12-02T12:00:00Z"
+LATER = "2026-12-02T13:00:00Z"
+
+
+def episode(key: str, title: str, links: int = 2) -> EpisodeWrite:
+    return EpisodeWrite(
+        key=key,
+        row={"guid": key, "title": title, "notes_text": f"notes of {title}", "page_url": None},
+        links=tuple(
+            Link(
+                i,
+                f"https://ex.example/{key}/{i}",
+                f"https://ex.example/{key}/{i}",
+                "ex.example",
+                "l",
+            )
+            for i in range(links)
+        ),
+    )
+
+
+def save(
+    archive: Archive, feed_id: int, episodes: list[EpisodeWrite], now: str = NOW
+) -> tuple[int, int, int]:
+    stats = archive.save_feed(
+        feed_id,
+        {"title": "Show"},
+        episodes,
+        status=200,
+        etag='"e"',
+        last_modified=None,
+        content_hash="h",
+        now=now,
+        records=[FetchRecord("https://ex.example/feed", "feed", now, 5, 200, 10)],
+    )
+    return stats.new, stats.changed, stats.unchanged
+
+
+def test_new_archive_has_current_schema_and_wal(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        assert archive.schema_version == SCHEMA_VERSION
+        assert archive.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = set(archive.db.table_names())
+        assert {"feeds", "episodes", "links", "fetches", "episodes_fts"} <= tables
+        fks = {
+            (fk.table, fk.column, fk.other_table) for fk in archive.db.table("links").foreign_keys
+        }
+        assert ("links", "episode_id", "episodes") in fks
+
+
+def test_reopening_does_not_migrate_again(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        feed = archive.ensure_feed("https://ex.example/feed", "Show", NOW)
+        save(archive, feed.id, [episode("a", "A")])
+    with Archive(tmp_path / "a.db") as archive:
+        assert archive.count("episodes") == 1
+
+
+def test_newer_archive_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.execute("CREATE TABLE precious (x)")
+    conn.execute("INSERT INTO precious VALUES (1)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="schema version 99"):
+        Archive(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT x FROM precious").fetchall() == [(1,)]
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageError, match="cannot open archive"):
+        Archive(path)
+
+
+def test_identical_save_changes_nothing(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        feed = archive.ensure_feed("https://ex.example/feed", "Show", NOW)
+        assert save(archive, feed.id, [episode("a", "A"), episode("b", "B")]) == (2, 0, 0)
+        before = archive.dump()
+        changes = archive.db.conn.total_changes
+        assert save(archive, feed.id, [episode("a", "A"), episode("b", "B")], LATER) == (0, 0, 2)
+        # only the feed's fetch state and the fetch log were written
+        assert archive.db.conn.total_changes - changes == 2
+        after = archive.dump()
+        assert after["episodes"] == before["episodes"]
+        assert after["links"] == before["links"]
+        assert archive.count("fetches") == 2
+
+
+def test_changed_episode_is_updated_and_its_links_replaced(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        feed = archive.ensure_feed("https://ex.example/feed", "Show", NOW)
+        save(archive, feed.id, [episode("a", "A", links=3)])
+        assert save(archive, feed.id, [episode("a", "A2", links=1)], LATER) == (0, 1, 0)
+        assert archive.db.execute("SELECT title, first_seen_at FROM episodes").fetchall() == [
+            ("A2", NOW)
+        ]
+        assert archive.count("links") == 1
+        hits = archive.db.execute(
+            "SELECT title FROM episodes_fts WHERE episodes_fts MATCH 'A2'"
+        ).fetchall()
+        assert hits == [("A2",)]
+
+
+def test_a_failed_write_leaves_no_half_feed(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        feed = archive.ensure_feed("https://ex.example/feed", "Show", NOW)
+        save(archive, feed.id, [episode("a", "A")])
+        broken = EpisodeWrite(key="c", row={"title": object()}, links=())  # not storable
+        with pytest.raises((StorageError, TypeError, sqlite3.Error)):
+            save(archive, feed.id, [episode("b", "B"), broken])
+        assert [r[0] for r in archive.db.execute("SELECT key FROM episodes")] == ["a"]
+        assert archive.count("fetches") == 1
+
+
+def test_feed_error_counts_up_and_success_resets(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        feed = archive.ensure_feed("https://ex.example/feed", "Show", NOW)
+        archive.record_feed_error(feed.id, "HTTP 500 server error", 500, NOW, [])
+        archive.record_feed_error(feed.id, "timeout", None, NOW, [])
+        row = archive.db.execute("SELECT error_count, last_error FROM feeds").fetchone()
+        assert row == (2, "timeout")
+        archive.record_feed_unchanged(
+            feed.id, status=304, etag=None, last_modified=None, now=LATER, records=[]
+        )
+        row = archive.db.execute(
+            "SELECT error_count, last_error, last_success_at FROM feeds"
+        ).fetchone()
+        assert row == (0, None, LATER)
