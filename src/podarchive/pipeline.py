@@ -380,7 +380,9 @@ def _log_feed(report: FeedReport) -> None:
     else:
         s = report.stats
         log.info(
-            "%s: %d new, %d changed, %d unchanged", report.label, s.new, s.changed, s.unchanged
+            "%s: %d new, %d changed, %d unchanged episodes; pages: %d ok, %d empty, %d failed",
+            *(report.label, s.new, s.changed, s.unchanged),
+            *(report.pages_ok, report.pages_empty, report.pages_failed),
         )
     for warning in report.warnings:
         log.info("%s: warning: %s", report.label, warning)

@@ -1,0 +1,423 @@
+"""Feed bytes to :class:`~podarchive.types.ParsedFeed`: the only module that uses feedparser.
+
+feedparser reads the feed (formats, encodings, dates, itunes tags); :mod:`podarchive.podcast_ns`
+adds what feedparser loses: every ``podcast:*`` tag, raw ``itunes:explicit``, nested
+``itunes:category`` and the raw ``<description>``/``content:encoded``/``itunes:summary``
+texts, which feedparser folds into one another depending on their order.
+
+feedparser only ever sees an in-memory ``io.BytesIO``, so it never opens a URL or a file.
+HTML is kept raw: no sanitising, no relative-URI rewriting (the archive derives text itself).
+Everything that goes wrong raises :class:`~podarchive.errors.ParseError` (or ``NotAFeed``).
+
+Deliberate choices:
+
+* ``guid`` is the RSS ``<guid>`` / Atom ``<id>`` (RSS 1.0: ``rdf:about``) as written, else
+  None: the link is never promoted to a guid, and the raw text is preferred because
+  feedparser resolves a relative Atom ``<id>`` against the feed URL.
+* ``link``: feedparser copies a guid into ``link`` when there is no ``<link>``; that is only
+  kept when the guid is an http(s) URL. Media URLs are resolved against ``url`` when given.
+* categories: ``itunes:category`` in document order, a nested one as ``"Parent > Child"``
+  after its parent; only without any ``itunes:category`` the plain RSS/Atom categories.
+* ``notes_html``: ``content:encoded``, else ``<description>``, else feedparser's content or
+  summary (Atom). ``summary``: ``itunes:summary``, else ``itunes:subtitle``, else feedparser's
+  summary when it differs from the notes.
+* enclosure: the first ``audio/*`` or ``video/*`` one, else the first that is not an image or
+  text; ``length`` is None unless a positive integer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+import feedparser
+
+from podarchive import podcast_ns
+from podarchive.errors import NotAFeed, ParseError
+from podarchive.podcast_ns import ChannelScan, ItemScan, PodcastScan
+from podarchive.types import Channel, Enclosure, Episode, ParsedFeed
+
+__all__ = ["parse_duration", "parse_feed"]
+
+# feedparser's dicts; read with dict.get so its key aliases and deprecated fallbacks
+# (e.g. ``updated_parsed`` -> ``published_parsed``, which warns) never trigger.
+FPDict = Mapping[str, Any]
+
+
+def _get(d: object, key: str) -> Any:
+    """``d[key]`` straight from the dict, bypassing FeedParserDict's aliases; None if absent."""
+    return dict.get(d, key) if isinstance(d, dict) else None
+
+
+_DURATION = re.compile(r"([0-9]{1,10})(?::([0-9]{1,10}))?(?::([0-9]{1,10}))?(?:[.,][0-9]*)?", re.A)
+_SMALL_INT = re.compile(r"[0-9]{1,9}", re.A)
+_LENGTH = re.compile(r"[0-9]{1,18}", re.A)
+_HTML_START = re.compile(
+    rb"\A(?:\s|<!--.*?-->|<\?xml[^>]*>)*<(?:!doctype\s+html|html[\s>])", re.I | re.S
+)
+_TRUE = frozenset({"yes", "true", "explicit"})
+_FALSE = frozenset({"no", "false", "clean"})
+_MAX_REASON = 300
+
+
+def parse_feed(
+    body: bytes, headers: Mapping[str, str] | None = None, url: str | None = None
+) -> ParsedFeed:
+    """Parse a feed body. ``headers`` are the HTTP response's; ``url`` only resolves links."""
+    if not body.strip():
+        raise ParseError("empty body")
+    result = _run_feedparser(body, _feedparser_headers(headers, url))
+    scan = _scan(body)
+    _refuse_unusable(body, result, scan)
+    feed: FPDict = _get(result, "feed") or {}
+    entries: list[FPDict] = list(_get(result, "entries") or [])
+    episodes = (_episode(e, s) for e, s in _align(entries, scan.items))
+    return ParsedFeed(
+        channel=_channel(feed, scan.channel if scan.root else None),
+        episodes=tuple(_absolute(e, url) for e in episodes) if url else tuple(episodes),
+        version=str(_get(result, "version") or ""),
+        warnings=_warnings(result),
+    )
+
+
+def parse_duration(text: str | None) -> int | None:
+    """Seconds from ``SS``, ``MM:SS`` or ``HH:MM:SS`` (fraction dropped); None if unreadable."""
+    if text is None:
+        return None
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        return None
+    seconds = 0
+    for part in match.groups():
+        if part is not None:
+            seconds = seconds * 60 + int(part)
+    return seconds
+
+
+# --- feedparser ------------------------------------------------------------------------
+
+
+def _feedparser_headers(headers: Mapping[str, str] | None, url: str | None) -> dict[str, str]:
+    """Lower-cased headers; ``url`` as Content-Location; a default XML Content-Type.
+
+    Without a Content-Type feedparser decodes an undeclared body as ISO-8859-1 and flags it;
+    ``application/xml`` gives XML's own rules (declaration, BOM, else UTF-8).
+    """
+    lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    if url:
+        lowered["content-location"] = url
+    lowered.setdefault("content-type", "application/xml")
+    return lowered
+
+
+def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:
+    try:
+        result: FPDict = feedparser.parse(
+            io.BytesIO(body),
+            response_headers=headers,
+            sanitize_html=False,
+            resolve_relative_uris=False,
+        )
+    except Exception as e:  # feedparser has crashed on odd input before; never let it escape
+        raise ParseError(f"feedparser failed: {type(e).__name__}: {_one_line(e)}") from e
+    return result
+
+
+def _scan(body: bytes) -> PodcastScan:
+    try:
+        return podcast_ns.scan(body)
+    except Exception:  # the scan only adds detail; feedparser's result stands without it
+        return PodcastScan()
+
+
+def _refuse_unusable(body: bytes, result: FPDict, scan: PodcastScan) -> None:
+    """Raise when feedparser found no feed in the body; return when it is usable."""
+    if _get(result, "entries"):
+        return
+    version = _get(result, "version") or ""
+    bozo = _bozo_exception(result)
+    if version and (bozo is None or _get(result, "feed") or scan.channel != ChannelScan()):
+        return
+    if version:
+        raise ParseError(_problem(bozo))
+    if body[:2] == b"\x1f\x8b":
+        raise ParseError("not a feed: got gzip-compressed bytes (Content-Encoding not undone)")
+    if _HTML_START.match(body[:4096]) or (scan.root or "").lower() == "html":
+        raise NotAFeed("not a feed: got an HTML page")
+    if body.lstrip()[:5] == b"%PDF-":
+        raise ParseError("not a feed: got a PDF document")
+    if body.lstrip().lstrip(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
+        raise ParseError("not a feed: got JSON (JSON Feed is not supported)")
+    if scan.root:
+        raise ParseError(f"not a feed: unknown root element <{scan.root}>")
+    if bozo is not None:
+        raise ParseError(_problem(bozo))
+    raise ParseError("not a feed: no RSS or Atom content")
+
+
+def _bozo_exception(result: FPDict) -> BaseException | None:
+    if not _get(result, "bozo"):
+        return None
+    exc = _get(result, "bozo_exception")
+    return exc if isinstance(exc, BaseException) else ValueError("unknown problem")
+
+
+def _warnings(result: FPDict) -> tuple[str, ...]:
+    exc = _bozo_exception(result)
+    return () if exc is None else (_problem(exc, recovered=True),)
+
+
+def _problem(exc: BaseException | None, recovered: bool = False) -> str:
+    """``malformed XML: ...`` for XML errors, ``unreadable feed: ...`` for the rest."""
+    xml_error = callable(getattr(exc, "getMessage", None))
+    kind = "malformed XML" if xml_error else "unreadable feed"
+    if recovered:
+        kind = "malformed XML, recovered" if xml_error else "feed problem"
+    return f"{kind}: {_describe(exc)}"
+
+
+def _describe(exc: BaseException | None) -> str:
+    """One line naming what feedparser objected to.
+
+    XML positions are left out: feedparser prepends its own XML declaration to bodies that
+    lack one, so its line numbers can be off by one.
+    """
+    if exc is None:
+        return "unknown problem"
+    get_message = getattr(exc, "getMessage", None)
+    return _one_line(get_message() if callable(get_message) else exc)
+
+
+def _one_line(message: object) -> str:
+    text = " ".join(str(message).split()) or "no details"
+    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+
+
+# --- channel ---------------------------------------------------------------------------
+
+
+def _channel(feed: FPDict, scan: ChannelScan | None) -> Channel:
+    raw = scan or ChannelScan()
+    owner = _mapping(feed, "publisher_detail")
+    image = _mapping(feed, "image")
+    return Channel(
+        title=_str(feed, "title"),
+        link=_str(feed, "link"),
+        description=raw.description
+        or raw.itunes_summary
+        or raw.itunes_subtitle
+        or _str(feed, "subtitle")
+        or _str(feed, "summary"),
+        author=raw.itunes_author or _str(feed, "author"),
+        owner_name=_str(owner, "name"),
+        owner_email=_str(owner, "email"),
+        image=raw.itunes_image or _str(image, "href"),
+        language=_str(feed, "language"),
+        categories=raw.categories or _tag_terms(feed),
+        explicit=_explicit(raw.explicit, feed) if scan else _fp_explicit(feed),
+        type=_lower(_str(feed, "itunes_type")),
+        podcast_guid=raw.guid,
+        locked=_yes_no(raw.locked),
+        funding=raw.funding,
+        new_feed_url=raw.new_feed_url or _str(feed, "itunes_new-feed-url"),
+        updated=_iso(feed, "updated_parsed") or _iso(feed, "published_parsed"),
+    )
+
+
+def _tag_terms(feed: FPDict) -> tuple[str, ...]:
+    terms = (_str(tag, "term") for tag in _dicts(feed, "tags"))
+    return tuple(dict.fromkeys(t for t in terms if t))
+
+
+# --- episodes --------------------------------------------------------------------------
+
+
+def _align(
+    entries: list[FPDict], items: tuple[ItemScan, ...]
+) -> Iterator[tuple[FPDict, ItemScan | None]]:
+    """Pair feedparser entries with scanned items: by position when counts agree, else guid."""
+    if len(entries) == len(items):
+        yield from zip(entries, items, strict=True)
+        return
+    by_guid: dict[str, ItemScan] = {}
+    for item in items:
+        if item.guid is not None:
+            by_guid.setdefault(item.guid, item)
+    for entry in entries:
+        guid = _str(entry, "id")
+        yield entry, by_guid.get(guid) if guid else None
+
+
+def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
+    raw = scan or ItemScan()
+    notes = raw.content_encoded or raw.description or _fp_notes(entry)
+    return Episode(
+        guid=raw.guid or _str(entry, "id"),
+        title=_str(entry, "title"),
+        link=_episode_link(entry),
+        published=_iso(entry, "published_parsed"),
+        updated=_iso(entry, "updated_parsed"),
+        summary=_summary(entry, raw, notes),
+        notes_html=notes,
+        duration=parse_duration(_str(entry, "itunes_duration")),
+        season=_small_int(_str(entry, "itunes_season")) or _small_int(raw.season),
+        number=_small_int(_str(entry, "itunes_episode")) or _small_int(raw.episode),
+        episode_type=_lower(_str(entry, "itunes_episodetype")),
+        explicit=_explicit(raw.explicit, entry) if scan else _fp_explicit(entry),
+        image=_str(_mapping(entry, "image"), "href"),
+        enclosure=_enclosure(entry),
+        transcripts=raw.transcripts,
+        chapters=raw.chapters,
+        persons=raw.persons,
+    )
+
+
+def _absolute(episode: Episode, base: str) -> Episode:
+    """Resolve the media URLs feedparser leaves relative (enclosure, image, transcripts...)."""
+
+    def join(u: str | None) -> str | None:
+        return urljoin(base, u) if u else u
+
+    enclosure = episode.enclosure
+    return dataclasses.replace(
+        episode,
+        image=join(episode.image),
+        enclosure=enclosure and dataclasses.replace(enclosure, url=urljoin(base, enclosure.url)),
+        transcripts=tuple(
+            dataclasses.replace(t, url=urljoin(base, t.url)) for t in episode.transcripts
+        ),
+        chapters=tuple(dataclasses.replace(c, url=urljoin(base, c.url)) for c in episode.chapters),
+    )
+
+
+def _episode_link(entry: FPDict) -> str | None:
+    """The alternate link; a guid feedparser copied into ``link`` only if it is a URL."""
+    alternates = (
+        c for c in _dicts(entry, "links") if (_get(c, "rel") or "alternate") == "alternate"
+    )
+    for candidate in alternates:
+        if href := _str(candidate, "href"):
+            return href
+    link = _str(entry, "link")
+    if link is None or link != _str(entry, "id"):
+        return link
+    return link if link.lower().startswith(("http://", "https://")) else None
+
+
+def _fp_notes(entry: FPDict) -> str | None:
+    """feedparser's idea of the notes: its longest HTML content, else its summary."""
+    html = [
+        value
+        for c in _dicts(entry, "content")
+        if str(_get(c, "type") or "").endswith("html") and (value := _str(c, "value"))
+    ]
+    return max(html, key=len) if html else _str(entry, "summary")
+
+
+def _summary(entry: FPDict, raw: ItemScan, notes: str | None) -> str | None:
+    fp_summary = _str(entry, "summary")
+    return (
+        raw.itunes_summary
+        or raw.itunes_subtitle
+        or _str(entry, "subtitle")
+        or (fp_summary if fp_summary != notes else None)
+    )
+
+
+def _enclosure(entry: FPDict) -> Enclosure | None:
+    """The first audio/video enclosure, else the first that is not an image or text."""
+    candidates = [
+        link for link in _dicts(entry, "links") if _get(link, "rel") == "enclosure"
+    ] + _dicts(entry, "media_content")
+    typed = [(c, (_str(c, "type") or "").lower()) for c in candidates if _str(c, "href", "url")]
+    for wanted in (_is_media, _is_not_document):
+        for candidate, mime in typed:
+            if wanted(mime):
+                return Enclosure(
+                    url=_str(candidate, "href", "url") or "",
+                    type=mime or None,
+                    length=_length(_str(candidate, "length", "filesize")),
+                )
+    return None
+
+
+def _is_media(mime: str) -> bool:
+    return mime.startswith(("audio/", "video/"))
+
+
+def _is_not_document(mime: str) -> bool:
+    return not mime.startswith(("image/", "text/"))
+
+
+def _length(text: str | None) -> int | None:
+    """A byte count, or None for anything but a positive integer."""
+    value = int(text) if text and _LENGTH.fullmatch(text) else 0
+    return value or None
+
+
+# --- small readers -----------------------------------------------------------------------
+
+
+def _str(d: FPDict, *keys: str) -> str | None:
+    """The first of ``keys`` holding a non-blank string, stripped."""
+    for key in keys:
+        value = _get(d, key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _mapping(d: FPDict, key: str) -> FPDict:
+    value = _get(d, key)
+    return value if isinstance(value, dict) else {}
+
+
+def _dicts(d: FPDict, key: str) -> list[FPDict]:
+    value = _get(d, key)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _iso(d: FPDict, key: str) -> str | None:
+    """A feedparser ``*_parsed`` struct_time (UTC) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    st = _get(d, key)
+    if not isinstance(st, time.struct_time) or not 1 <= st.tm_year <= 9999:
+        return None
+    return (
+        f"{st.tm_year:04d}-{st.tm_mon:02d}-{st.tm_mday:02d}"
+        f"T{st.tm_hour:02d}:{st.tm_min:02d}:{st.tm_sec:02d}Z"
+    )
+
+
+def _small_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _SMALL_INT.fullmatch(text) else None
+
+
+def _lower(text: str | None) -> str | None:
+    return text.lower() if text else None
+
+
+def _explicit(raw: str | None, d: FPDict) -> bool | None:
+    """``itunes:explicit`` from its raw text: yes/true/explicit, no/false/clean, else None."""
+    if raw is None:
+        return _fp_explicit(d)
+    value = raw.strip().lower()
+    return True if value in _TRUE else False if value in _FALSE else None
+
+
+def _fp_explicit(d: FPDict) -> bool | None:
+    """feedparser's own reading (right for yes/clean; "true"/"false" come out as None)."""
+    value = _get(d, "itunes_explicit")
+    return value if isinstance(value, bool) else None
+
+
+def _yes_no(raw: str | None) -> bool | None:
+    value = (raw or "").strip().lower()
+    return True if value in ("yes", "true") else False if value in ("no", "false") else None

@@ -1,0 +1,288 @@
+"""A small, hardened lxml pass over a feed's raw bytes for what feedparser gets wrong.
+
+feedparser keeps only the last of repeated ``podcast:*`` tags, names them after whatever
+prefix the feed chose, and turns ``<itunes:explicit>true</itunes:explicit>`` into ``None``.
+:func:`scan` reads those tags (and raw ``itunes:explicit``, ``itunes:author``,
+``itunes:image``, nested ``itunes:category``) by namespace URI instead.
+
+This is the only module that imports lxml for feeds. The parser never resolves entities,
+loads a DTD or touches the network, and recovers from broken XML; a body it cannot read
+at all gives an empty :class:`PodcastScan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from lxml import etree
+
+from podarchive.types import Chapters, Funding, Person, Transcript
+
+PODCAST_NAMESPACES = frozenset(
+    {
+        "https://podcastindex.org/namespace/1.0",
+        "http://podcastindex.org/namespace/1.0",
+        "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md",
+    }
+)
+ITUNES_NAMESPACES = frozenset(
+    {
+        "http://www.itunes.com/dtds/podcast-1.0.dtd",
+        "https://www.itunes.com/dtds/podcast-1.0.dtd",
+    }
+)
+ATOM_NAMESPACES = frozenset(
+    {"http://www.w3.org/2005/atom", "http://www.w3.org/2005/atom/", "http://purl.org/atom/ns#"}
+)
+# Where <item>/<entry> may live: no namespace (RSS 0.9x/2.0), RSS 1.0, RSS 0.90, Atom.
+ITEM_NAMESPACES = ATOM_NAMESPACES | {
+    "",
+    "http://purl.org/rss/1.0/",
+    "http://my.netscape.com/rdf/simple/0.9/",
+}
+CONTENT_NAMESPACE = "http://purl.org/rss/1.0/modules/content/"
+RSS_TEXT_NAMESPACES = frozenset(
+    {"", "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/"}
+)
+RDF_ABOUT = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
+ITEM_NAMES = frozenset({"item", "entry"})
+# Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
+# literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
+KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes"}
+
+PODCAST = "podcast"
+ITUNES = "itunes"
+OTHER = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemScan:
+    """What one ``<item>``/``<entry>`` says in the podcast namespace, plus raw itunes tags."""
+
+    guid: str | None = None  # RSS <guid> / Atom <id> text, for aligning with feedparser
+    explicit: str | None = None  # raw itunes:explicit text
+    season: str | None = None  # podcast:season
+    episode: str | None = None  # podcast:episode
+    description: str | None = None  # RSS <description>, raw
+    content_encoded: str | None = None  # content:encoded, raw
+    itunes_summary: str | None = None
+    itunes_subtitle: str | None = None
+    transcripts: tuple[Transcript, ...] = ()
+    chapters: tuple[Chapters, ...] = ()
+    persons: tuple[Person, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelScan:
+    """Channel-level podcast-namespace tags and raw itunes tags."""
+
+    guid: str | None = None  # podcast:guid
+    locked: str | None = None  # raw podcast:locked text
+    funding: tuple[Funding, ...] = ()
+    explicit: str | None = None  # raw itunes:explicit text
+    new_feed_url: str | None = None
+    itunes_author: str | None = None
+    itunes_image: str | None = None
+    description: str | None = None  # RSS <description>, raw
+    itunes_summary: str | None = None
+    itunes_subtitle: str | None = None
+    categories: tuple[str, ...] = ()  # itunes:category, nested ones as "Parent > Child"
+
+
+@dataclass(frozen=True, slots=True)
+class PodcastScan:
+    root: str | None = None  # local name of the root element, None when unreadable
+    channel: ChannelScan = ChannelScan()
+    items: tuple[ItemScan, ...] = ()
+
+
+def scan(body: bytes) -> PodcastScan:
+    """Read the podcast-namespace tags of a feed body; an empty scan when it won't parse."""
+    root = _parse(body)
+    if root is None:
+        return PodcastScan()
+    items = tuple(_scan_item(el) for el in _items(root))
+    channel_el = _channel_element(root)
+    return PodcastScan(root=_split(root.tag)[1], channel=_scan_channel(channel_el), items=items)
+
+
+def _parse(body: bytes) -> etree._Element | None:
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        recover=True,
+        remove_comments=True,
+        remove_pis=True,
+    )
+    try:
+        root = etree.fromstring(body.lstrip() if body[:1].isspace() else body, parser)
+    except (etree.LxmlError, ValueError):
+        return None
+    return root if root is not None and isinstance(root.tag, str) else None
+
+
+def _split(tag: object) -> tuple[str, str]:
+    """(kind, local name) of a tag: kind is PODCAST, ITUNES, or the lower-cased other URI."""
+    if not isinstance(tag, str):
+        return OTHER, ""
+    if tag.startswith("{"):
+        uri, _, local = tag[1:].partition("}")
+        uri = uri.lower()
+        if uri in PODCAST_NAMESPACES:
+            return PODCAST, local
+        if uri in ITUNES_NAMESPACES:
+            return ITUNES, local
+        return uri, local
+    prefix, colon, local = tag.partition(":")
+    if colon:
+        return KNOWN_PREFIXES.get(prefix.lower(), "?" + prefix), local
+    return OTHER, tag
+
+
+def _items(root: etree._Element) -> Iterator[etree._Element]:
+    """Every RSS <item> / Atom <entry>, in document order."""
+    for el in root.iter():
+        kind, local = _split(el.tag)
+        if local in ITEM_NAMES and kind in ITEM_NAMESPACES:
+            yield el
+
+
+def _channel_element(root: etree._Element) -> etree._Element:
+    """RSS <channel> (the first), else the root itself (Atom <feed>)."""
+    for child in root:
+        if _split(child.tag)[1] == "channel":
+            return child
+    return root
+
+
+def _children(el: etree._Element) -> Iterator[tuple[str, str, etree._Element]]:
+    for child in el:
+        kind, local = _split(child.tag)
+        if local:
+            yield kind, local, child
+
+
+def _text(el: etree._Element) -> str | None:
+    text = "".join(el.itertext()).strip()
+    return text or None
+
+
+def _attr(el: etree._Element, name: str) -> str | None:
+    value = el.get(name)
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+def _scan_item(item: etree._Element) -> ItemScan:
+    found: dict[str, str | None] = {}
+    transcripts: list[Transcript] = []
+    chapters: list[Chapters] = []
+    persons: list[Person] = []
+    for kind, local, el in _children(item):
+        if kind == PODCAST and local == "transcript" and (url := _attr(el, "url")):
+            transcripts.append(
+                Transcript(url, _attr(el, "type"), _attr(el, "language"), _attr(el, "rel"))
+            )
+        elif kind == PODCAST and local == "chapters" and (url := _attr(el, "url")):
+            chapters.append(Chapters(url, _attr(el, "type")))
+        elif kind == PODCAST and local == "person" and (name := _text(el)):
+            persons.append(
+                Person(
+                    name, _attr(el, "role"), _attr(el, "group"), _attr(el, "href"), _attr(el, "img")
+                )
+            )
+        elif (key := _item_key(kind, local)) is not None:
+            found.setdefault(key, _raw_text(el) if key in RAW_KEYS else _text(el))
+    return ItemScan(
+        guid=found.get("guid") or _attr(item, RDF_ABOUT),
+        explicit=found.get("explicit"),
+        season=found.get("season"),
+        episode=found.get("episode"),
+        description=found.get("description"),
+        content_encoded=found.get("content_encoded"),
+        itunes_summary=found.get("itunes_summary"),
+        itunes_subtitle=found.get("itunes_subtitle"),
+        transcripts=tuple(transcripts),
+        chapters=tuple(chapters),
+        persons=tuple(persons),
+    )
+
+
+RAW_KEYS = frozenset({"description", "content_encoded"})
+
+
+def _item_key(kind: str, local: str) -> str | None:
+    """Which single-valued ItemScan field a child element feeds, if any."""
+    if kind in ITEM_NAMESPACES and local in ("guid", "id"):
+        return "guid"
+    if kind in RSS_TEXT_NAMESPACES and local == "description":
+        return "description"
+    if kind == CONTENT_NAMESPACE and local == "encoded":
+        return "content_encoded"
+    if kind == PODCAST and local in ("season", "episode"):
+        return local
+    if kind == ITUNES and local in ("explicit", "summary", "subtitle"):
+        return local if local == "explicit" else "itunes_" + local
+    return None
+
+
+def _raw_text(el: etree._Element) -> str | None:
+    """An element's text exactly as written, or None when it holds markup (left to feedparser)."""
+    if len(el) or el.text is None:
+        return None
+    return el.text.strip() or None
+
+
+def _scan_channel(channel: etree._Element) -> ChannelScan:
+    found: dict[str, str | None] = {}
+    funding: list[Funding] = []
+    categories: list[str] = []
+    for kind, local, el in _children(channel):
+        if kind == PODCAST and local in ("guid", "locked"):
+            found.setdefault(local, _text(el))
+        elif kind == PODCAST and local == "funding" and (url := _attr(el, "url")):
+            funding.append(Funding(url, _text(el)))
+        elif kind == ITUNES and local in (
+            "explicit",
+            "new-feed-url",
+            "author",
+            "summary",
+            "subtitle",
+        ):
+            found.setdefault(local, _text(el))
+        elif kind in RSS_TEXT_NAMESPACES and local == "description":
+            found.setdefault("description", _raw_text(el))
+        elif kind == ITUNES and local == "image":
+            found.setdefault("image", _attr(el, "href") or _attr(el, "url"))
+        elif kind == ITUNES and local == "category":
+            categories.extend(_categories(el, ()))
+    return ChannelScan(
+        guid=found.get("guid"),
+        locked=found.get("locked"),
+        funding=tuple(funding),
+        explicit=found.get("explicit"),
+        new_feed_url=found.get("new-feed-url"),
+        itunes_author=found.get("author"),
+        itunes_image=found.get("image"),
+        description=found.get("description"),
+        itunes_summary=found.get("summary"),
+        itunes_subtitle=found.get("subtitle"),
+        categories=tuple(dict.fromkeys(categories)),
+    )
+
+
+def _categories(el: etree._Element, parents: tuple[str, ...]) -> Iterator[str]:
+    """An itunes:category and its nested ones, as "Parent" then "Parent > Child"."""
+    text = _attr(el, "text")
+    if text is None:
+        return
+    path = (*parents, text)
+    yield " > ".join(path)
+    for kind, local, child in _children(el):
+        if kind == ITUNES and local == "category":
+            yield from _categories(child, path)

@@ -1,0 +1,225 @@
+"""The command line, through CliRunner and as real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from loopback import LoopbackSite
+
+from podarchive import __version__
+from podarchive.cli import cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def count(db: Path, table: str) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_version() -> None:
+    assert invoke("--version") == (0, f"podarchive, version {__version__}\n", "")
+
+
+@pytest.mark.parametrize("command", [[], *[[name] for name in sorted(cli.commands)]])
+def test_every_command_has_help(command: list[str]) -> None:
+    code, out, _ = invoke(*command, "--help")
+    assert code == 0
+    assert "Usage: " in out
+    assert len(out.splitlines()) > 3
+
+
+def test_run_adhoc_url_is_quiet_and_archives(tmp_path: Path, pytorch_feed: str) -> None:
+    db = tmp_path / "a.db"
+    code, out, err = invoke("run", pytorch_feed, "--db", str(db), "--allow-private-hosts")
+    assert (code, out, err) == (0, "", "")
+    assert count(db, "episodes") == 9
+    assert count(db, "links") > 9
+
+
+def test_run_verbose_logs_each_feed(tmp_path: Path, pytorch_feed: str) -> None:
+    code, _, err = invoke(
+        "run", "-v", pytorch_feed, "--db", str(tmp_path / "a.db"), "--allow-private-hosts"
+    )
+    assert code == 0
+    assert f"{pytorch_feed}: 9 new, 0 changed, 0 unchanged episodes; pages: 9 ok" in err
+
+
+def test_run_exit_1_and_one_line_per_failed_feed(
+    tmp_path: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    db = tmp_path / "a.db"
+    code, out, err = invoke(
+        "run",
+        site.url("/gone"),
+        pytorch_feed,
+        site.url("/also-gone"),
+        "--db",
+        str(db),
+        "--allow-private-hosts",
+    )
+    assert code == 1
+    assert out == ""
+    assert sorted(err.splitlines()) == [
+        f"podarchive: {site.url('/also-gone')}: HTTP 404 not found",
+        f"podarchive: {site.url('/gone')}: HTTP 404 not found",
+    ]
+    assert count(db, "episodes") == 9
+
+
+def test_run_reads_schedules_and_writes_archive_db_by_default(
+    tmp_path: Path, pytorch_feed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schedules").mkdir()
+    (tmp_path / "schedules" / "show.toml").write_text(
+        f'[[feed]]\nurl = "{pytorch_feed}"\nname = "Show"\nallow_private_hosts = true\n'
+    )
+    assert invoke("run") == (0, "", "")
+    assert count(tmp_path / "archive.db", "episodes") == 9
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["run", "--schedules", "nowhere"],
+            "podarchive: error: nowhere: no such schedules directory",
+        ),
+        (["run", "ftp://example.com/feed"], "Invalid value for URL"),
+        (["run", "--frobnicate"], "No such option"),
+        (["add", "https://x.example/f", "--every", "often"], "bad interval"),
+        (["add", "https://x.example/f", "--cron", "* * *"], "cron needs 5 fields"),
+        (["add", "https://x.example/f", "--cron", "* * * * *", "--every", "1h"], "not both"),
+        (["add", "not a url"], "not an http(s) URL"),
+    ],
+)
+def test_usage_and_config_errors_exit_2(
+    tmp_path: Path, args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(*args)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_bad_schedule_file_exit_2_names_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text(
+        '[[feed]]\nurl = "https://x.example/f"\nevery = "1 fortnight"\n'
+    )
+    code, _, err = invoke("run", "--schedules", str(tmp_path), "--db", str(tmp_path / "a.db"))
+    assert code == 2
+    assert err.strip() == (
+        f"podarchive: error: {tmp_path / 'bad.toml'}: feed[0].every: bad interval '1 fortnight' "
+        "(use e.g. 90s, 30m, 1h, 1h30m, 2d, 1w)"
+    )
+    assert not (tmp_path / "a.db").exists()
+
+
+def test_not_an_archive_is_a_one_line_failure(tmp_path: Path, pytorch_feed: str) -> None:
+    db = tmp_path / "a.db"
+    db.write_bytes(b"not a database at all" * 50)
+    code, _, err = invoke("run", pytorch_feed, "--db", str(db))
+    assert code == 1
+    assert err.startswith(f"podarchive: cannot open archive {db}:")
+    assert len(err.splitlines()) == 1
+
+
+def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:
+    schedules = tmp_path / "schedules"
+    code, out, _ = invoke(
+        "add",
+        "https://x.example/feed.xml",
+        "--every",
+        "30m",
+        "--name",
+        "X Show",
+        "--schedules",
+        str(schedules),
+    )
+    assert code == 0
+    assert out == f"added https://x.example/feed.xml to {schedules / 'x-show.toml'}\n"
+    assert (schedules / "x-show.toml").read_text() == (
+        '[[feed]]\nurl = "https://x.example/feed.xml"\nname = "X Show"\n'
+        'every = "30m"\npages = true\n'
+    )
+    code, _, err = invoke("add", "https://x.example/feed.xml", "--schedules", str(schedules))
+    assert code == 2
+    assert "already scheduled" in err
+
+
+# real processes ----------------------------------------------------------------------------
+
+
+def podarchive(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "podarchive", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_subprocess_run_then_run_again(tmp_path: Path, pytorch_feed: str) -> None:
+    first = podarchive("run", pytorch_feed, "--allow-private-hosts", cwd=tmp_path)
+    assert (first.returncode, first.stdout, first.stderr) == (0, "", "")
+    assert count(tmp_path / "archive.db", "episodes") == 9
+    second = podarchive("run", "-v", pytorch_feed, "--allow-private-hosts", cwd=tmp_path)
+    assert second.returncode == 0
+    assert f"{pytorch_feed}: unchanged" in second.stderr
+
+
+def test_subprocess_add_then_run(tmp_path: Path, pytorch_feed: str) -> None:
+    added = podarchive("add", pytorch_feed, "--every", "1h", "--name", "PyTorch", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    assert (tmp_path / "schedules" / "pytorch.toml").exists()
+    run = podarchive("run", "--allow-private-hosts", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert count(tmp_path / "archive.db", "episodes") == 9
+
+
+def test_subprocess_unreachable_feed_fails_cleanly_and_keeps_the_archive(
+    tmp_path: Path, pytorch_feed: str
+) -> None:
+    """Like the default schedule on a machine without internet: one line, exit 1, no harm."""
+    assert podarchive("run", pytorch_feed, "--allow-private-hosts", cwd=tmp_path).returncode == 0
+    schedules = tmp_path / "schedules"
+    schedules.mkdir()
+    (schedules / "offline.toml").write_text(
+        '[[feed]]\nurl = "https://feeds.podarchive.invalid/OB5FkIl8"\nname = "Offline"\n'
+    )
+    start = time.monotonic()
+    result = podarchive("run", cwd=tmp_path, timeout=30)
+    assert time.monotonic() - start < 20
+    assert result.returncode == 1
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("podarchive: Offline: cannot ")
+    assert count(tmp_path / "archive.db", "episodes") == 9
+
+
+def test_subprocess_bad_command_line(tmp_path: Path) -> None:
+    result = podarchive("run", "--db", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "requires an argument" in result.stderr
