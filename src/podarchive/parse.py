@@ -111,8 +111,23 @@ def _feedparser_headers(headers: Mapping[str, str] | None, url: str | None) -> d
     lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
     if url:
         lowered["content-location"] = url
-    lowered.setdefault("content-type", "application/xml")
+    lowered["content-type"] = _xml_content_type(lowered.get("content-type", ""))
     return lowered
+
+
+_CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+
+
+def _xml_content_type(content_type: str) -> str:
+    """``application/xml``, keeping only the header's charset (RFC 7303 order).
+
+    Servers label feeds with every media type there is (``text/plain``,
+    ``application/octet-stream``, ``text/xml`` without a charset, which feedparser would
+    read as US-ASCII). The body decides whether it is a feed; the header only ever
+    contributes its charset, which outranks the XML declaration but not a BOM.
+    """
+    match = _CHARSET.search(content_type)
+    return f"application/xml; charset={match.group(1)}" if match else "application/xml"
 
 
 def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:

@@ -1,0 +1,212 @@
+"""URL helpers: normalisation, domains, tracking clean-up. Pure stdlib, never raises.
+
+Every function takes any string and returns a best-effort answer: a URL that cannot be
+parsed comes back stripped but otherwise unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+#: Query parameters that only track the click, removed everywhere (compared case-insensitively).
+#: Any parameter starting with ``utm_`` is removed as well.
+TRACKING_PARAMS: frozenset[str] = frozenset(
+    {
+        "fbclid",  # Facebook
+        "gclid",  # Google Ads
+        "gclsrc",  # Google Ads
+        "dclid",  # Google Display (DoubleClick)
+        "gbraid",  # Google Ads (iOS)
+        "wbraid",  # Google Ads (iOS)
+        "msclkid",  # Microsoft Ads
+        "mc_cid",  # Mailchimp campaign
+        "mc_eid",  # Mailchimp subscriber
+        "igshid",  # Instagram share
+        "igsh",  # Instagram share (newer)
+        "yclid",  # Yandex
+        "twclid",  # Twitter/X Ads
+        "ttclid",  # TikTok Ads
+        "li_fat_id",  # LinkedIn
+        "_hsenc",  # HubSpot
+        "_hsmi",  # HubSpot
+        "__hssc",  # HubSpot
+        "__hstc",  # HubSpot
+        "__hsfp",  # HubSpot
+        "mkt_tok",  # Marketo
+        "oly_anon_id",  # Omeda
+        "oly_enc_id",  # Omeda
+        "vero_id",  # Vero
+        "vero_conv",  # Vero
+        "_gl",  # Google cross-domain linker
+        "ref_src",  # Twitter/X embeds
+        "ref_url",  # Twitter/X embeds
+    }
+)
+
+#: Query parameters that track only on particular sites (host without "www." → names).
+HOST_TRACKING_PARAMS: dict[str, frozenset[str]] = {
+    "open.spotify.com": frozenset({"si"}),  # share id
+    "youtube.com": frozenset({"si"}),  # share id
+    "m.youtube.com": frozenset({"si"}),
+    "music.youtube.com": frozenset({"si"}),
+    "youtu.be": frozenset({"si"}),
+    "twitter.com": frozenset({"s", "t"}),  # share source and share token
+    "x.com": frozenset({"s", "t"}),
+}
+
+#: Query parameters on media (enclosure) URLs that vary per request or per delivery channel
+#: without changing the file. Deliberately short: ``t`` is *not* here (often a start time).
+CACHE_BUSTER_PARAMS: frozenset[str] = frozenset(
+    {
+        "_",  # jQuery-style cache buster (a timestamp)
+        "cb",  # ad servers' "cache buster" (random number)
+        "cachebuster",  # explicit cache buster
+        "cache_buster",  # explicit cache buster
+        "nocache",  # explicit cache buster
+        "updated",  # upload/refresh timestamp some hosts append to enclosures
+        "aid",  # Simplecast/AdsWizz delivery channel: rss_feed, embed, ...
+        "feed",  # Simplecast: the id of the feed that delivered the URL
+    }
+)
+
+#: Analytics redirect prefixes put in front of enclosure URLs (``https://<prefix><real host>/…``).
+#: Each is a regular expression matched case-insensitively right after ``scheme://``.
+TRACKING_PREFIXES: tuple[str, ...] = (
+    r"(?:dts\.|www\.)?podtrac\.com/(?:pts/)?redirect\.[a-z0-9]+/",  # Podtrac
+    r"play\.podtrac\.com/[^/]+/",  # Podtrac (per-show)
+    r"chtbl\.com/track/[^/]+/",  # Chartable
+    r"chrt\.fm/track/[^/]+/",  # Chartable (later domain)
+    r"pdst\.fm/e/",  # Podsights
+    r"prfx\.byspotify\.com/e/",  # Spotify Ad Analytics (Podsights' successor)
+    r"op3\.dev/e(?:,[^/]*)?/",  # OP3, also op3.dev/e,pg=<guid>/
+    r"(?:verifi\.podscribe\.com|pscrb\.fm)/rss/p/",  # Podscribe
+    r"pfx\.vpixl\.com/[^/]+/",  # Veritone
+    r"arttrk\.com/p/[^/]+/",  # Artsai
+    r"mgln\.ai/e/[^/]+/",  # Magellan AI
+    r"claritaspod\.com/measure/",  # Claritas
+    r"tracking\.swap\.fm/track/[^/]+/",  # Swap.fm
+    r"pdcn\.co/e/",  # Podcorn
+    r"media\.blubrry\.com/[^/]+/(?:p/)?",  # Blubrry statistics
+)
+
+DEFAULT_PORTS: dict[str, str] = {"http": "80", "https": "443"}
+
+_PREFIX_RE = re.compile(r"(https?)://(?:" + "|".join(TRACKING_PREFIXES) + r")(.*)", re.I | re.S)
+_LOOKS_LIKE_HOST_RE = re.compile(
+    r"(?:https?://)?[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?(?:[/?]|$)", re.I
+)
+_MAX_PREFIX_HOPS = 10
+
+
+def normalize_url(url: str) -> str:
+    """Lower-case scheme and host, drop default port and fragment, remove tracking parameters.
+
+    The remaining query parameters keep their order and spelling; an empty path becomes "/".
+    Only URLs with a scheme and a host are rewritten; anything else comes back stripped.
+    """
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.netloc:
+        return url
+    host = _host_of(parts.netloc)
+    netloc = _normalize_netloc(parts.netloc, parts.scheme)
+    query = _filter_query(parts.query, lambda name: _is_tracking_param(name, host))
+    # stripped again: dropping a fragment or parameter can expose trailing whitespace
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", query, "")).strip()
+
+
+def domain_of(url: str) -> str:
+    """The URL's host, lower-case, without port and without a leading "www." ("" if none)."""
+    try:
+        netloc = urlsplit(url.strip()).netloc
+    except ValueError:
+        return ""
+    return _without_www(_host_of(netloc))
+
+
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` is an absolute http(s) URL with a host."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme in DEFAULT_PORTS and bool(_host_of(parts.netloc))
+
+
+def strip_tracking_prefixes(url: str) -> str:
+    """Remove podcast analytics redirect prefixes (Podtrac, Chartable, OP3, …), even chained.
+
+    ``https://dts.podtrac.com/redirect.mp3/chtbl.com/track/X/example.com/a.mp3`` becomes
+    ``https://example.com/a.mp3``. The query string stays: it belongs to the real URL.
+    """
+    url = url.strip()
+    for _ in range(_MAX_PREFIX_HOPS):
+        match = _PREFIX_RE.fullmatch(url)
+        if match is None or not _LOOKS_LIKE_HOST_RE.match(match[2]):
+            break
+        scheme, rest = match[1].lower(), match[2]
+        url = rest if re.match(r"https?://", rest, re.I) else f"{scheme}://{rest}"
+    return url
+
+
+def strip_cache_busters(url: str) -> str:
+    """Remove the per-request query parameters in :data:`CACHE_BUSTER_PARAMS` from a media URL."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    query = _filter_query(parts.query, lambda name: name in CACHE_BUSTER_PARAMS)
+    if query == parts.query:
+        return url
+    return urlunsplit(parts._replace(query=query))
+
+
+def _filter_query(query: str, should_drop: Callable[[str], bool]) -> str:
+    """The query without the parameters whose decoded, lower-cased name ``should_drop``."""
+    kept = [
+        pair
+        for pair in query.split("&")
+        if pair.strip() and not should_drop(unquote_plus(pair.partition("=")[0]).lower())
+    ]
+    return "&".join(kept)
+
+
+def _is_tracking_param(name: str, host: str) -> bool:
+    if name.startswith("utm_") or name in TRACKING_PARAMS:
+        return True
+    return name in HOST_TRACKING_PARAMS.get(_without_www(host), frozenset())
+
+
+def _split_netloc(netloc: str) -> tuple[str, str, str]:
+    """``user:pw@Host:port`` → (``user:pw@``, ``Host``, ``port``), tolerating oddities."""
+    userinfo, at, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        host, bracket, after = hostport.partition("]")
+        host += bracket
+        port = after[1:] if after.startswith(":") else ""
+    else:
+        host, colon, port = hostport.partition(":")
+        if not colon:
+            port = ""
+    return userinfo + at, host, port
+
+
+def _host_of(netloc: str) -> str:
+    return _split_netloc(netloc)[1].lower()
+
+
+def _normalize_netloc(netloc: str, scheme: str) -> str:
+    userinfo, host, port = _split_netloc(netloc)
+    if port.lstrip("0") == DEFAULT_PORTS.get(scheme):
+        port = ""
+    return userinfo + host.lower() + (f":{port}" if port else "")
+
+
+def _without_www(host: str) -> str:
+    return host[4:] if host.startswith("www.") else host
