@@ -86,6 +86,9 @@ class Channel:
     funding: tuple[Funding, ...] = ()
     new_feed_url: str | None = None  # itunes:new-feed-url
     updated: str | None = None
+    ttl: int | None = None  # RSS <ttl>, minutes
+    update_period: str | None = None  # sy:updatePeriod: hourly, daily, weekly, ...
+    update_frequency: int | None = None  # sy:updateFrequency: times per period
 
 
 @dataclass(frozen=True, slots=True)
