@@ -8,6 +8,15 @@ import pytest
 from loopback import FIXTURES, LoopbackSite, serve_pytorch
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+# Tests talk to their own loopback servers: no politeness gap, quick retries. Tests of the
+# gap and the retries set them explicitly.
+FAST_ENV = {"PODARCHIVE_HOST_GAP": "0", "PODARCHIVE_RETRY_BASE": "0.01"}
+
+
+@pytest.fixture(autouse=True)
+def _fast_politeness(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAST_ENV.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import FAST_ENV
 from loopback import LoopbackSite
 
 from podarchive import __version__
@@ -169,6 +170,7 @@ def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:
 
 def podarchive(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
+    env.update(FAST_ENV)
     return subprocess.run(
         [sys.executable, "-m", "podarchive", *args],
         cwd=cwd,

@@ -64,7 +64,7 @@ def test_every_corpus_feed_archives_or_fails_with_one_line(
             FeedSchedule(url=site.url(f"/{index}"), name=str(path.relative_to(corpus)), pages=False)
         )
     with Archive(tmp_path / "archive.db") as archive:
-        report = update_feeds(archive, feeds, settings=Settings())
+        report = update_feeds(archive, feeds, settings=Settings(host_gap=0, retry_base=0.01))
         archived = dict(
             archive.db.execute(
                 "SELECT f.name, count(e.id) FROM feeds f LEFT JOIN episodes e ON e.feed_id = f.id "

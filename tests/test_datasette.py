@@ -33,7 +33,7 @@ def archive_db(tmp_path: Path, pytorch_feed: str) -> Path:
         update_feeds(
             archive,
             [FeedSchedule(url=pytorch_feed, name="PyTorch Developer Podcast")],
-            settings=Settings(allow_private_hosts=True),
+            settings=Settings(allow_private_hosts=True, host_gap=0),
         )
     return db
 

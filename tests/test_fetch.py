@@ -22,7 +22,7 @@ from podarchive.errors import (
 from podarchive.fetch import Fetcher, FetchRecord, private_address
 from podarchive.settings import Settings
 
-FAST = Settings(connect_timeout=2, read_timeout=1, deadline=3)
+FAST = Settings(connect_timeout=2, read_timeout=1, deadline=3, retries=0, host_gap=0)
 
 
 def redirect(site: LoopbackSite, path: str, to: str, status: int = 301) -> None:
@@ -203,7 +203,7 @@ def test_drip_feed_hits_the_total_deadline(site: LoopbackSite) -> None:
             time.sleep(0.1)
 
     site.handle("/drip", drip)
-    settings = Settings(connect_timeout=2, read_timeout=1, deadline=1)
+    settings = Settings(connect_timeout=2, read_timeout=1, deadline=1, retries=0, host_gap=0)
     start = time.monotonic()
     with Fetcher(settings) as fetcher, pytest.raises(FetchTimeout, match="after 1 s"):
         fetcher.get(site.url("/drip"))

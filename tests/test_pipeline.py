@@ -15,7 +15,14 @@ from podarchive.pipeline import RunReport, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 
-SETTINGS = Settings(connect_timeout=2, read_timeout=2, deadline=10, allow_private_hosts=True)
+SETTINGS = Settings(
+    connect_timeout=2,
+    read_timeout=2,
+    deadline=10,
+    allow_private_hosts=True,
+    host_gap=0,
+    retry_base=0.01,
+)
 LAST_SEEN = ("last_fetched_at", "last_success_at", "last_status")  # the last fetch, not data
 
 

@@ -10,6 +10,7 @@ so code above the adapters only ever sees this tree::
     │   ├── FetchTimeout              connect/read timeout or the total deadline
     │   ├── BodyTooLarge              body (or its decompressed size) over the cap
     │   ├── HTTPStatusError           a non-success HTTP status (keeps .status)
+    │   ├── HostBackoff               the host's Retry-After has not passed yet
     │   ├── RedirectError             loops, too many hops, bad Location
     │   └── BlockedURL                not http(s), or a private address for untrusted URLs
     ├── ParseError                    bytes that are not a usable feed
@@ -54,11 +55,16 @@ class ScheduleError(ConfigError):
 
 
 class FetchError(PodarchiveError):
+    """``transient`` errors (connection trouble, timeouts) are worth retrying."""
+
     default_message = "fetch failed"
 
-    def __init__(self, message: str | None = None, *, url: str | None = None) -> None:
+    def __init__(
+        self, message: str | None = None, *, url: str | None = None, transient: bool = False
+    ) -> None:
         super().__init__(message)
         self.url = url
+        self.transient = transient
 
 
 class FetchTimeout(FetchError):
@@ -83,6 +89,12 @@ class HTTPStatusError(FetchError):
         super().__init__(message or f"HTTP {status}", url=url)
         self.status = status
         self.retry_after = retry_after
+
+
+class HostBackoff(FetchError):
+    """The host asked us (Retry-After) not to come back before a time not yet reached."""
+
+    default_message = "host asked us to wait"
 
 
 class RedirectError(FetchError):

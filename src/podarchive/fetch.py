@@ -32,9 +32,11 @@ from podarchive.errors import (
     BodyTooLarge,
     FetchError,
     FetchTimeout,
+    HostBackoff,
     HTTPStatusError,
     RedirectError,
 )
+from podarchive.policy import is_transient_status, parse_retry_after, retry_delays
 from podarchive.settings import Settings
 from podarchive.types import FetchResult, Redirect
 
@@ -132,18 +134,41 @@ def _gunzip_sniffed(body: bytes, limit: int) -> bytes:
 
 
 class HostLimiter:
-    """At most ``per_host`` requests in flight to one host."""
+    """Per host: at most ``per_host`` requests in flight, ``gap`` seconds between their starts,
+    and none at all before a time the host asked for (Retry-After)."""
 
-    def __init__(self, per_host: int) -> None:
+    def __init__(
+        self, per_host: int, gap: float = 0.0, blocked: dict[str, datetime] | None = None
+    ) -> None:
         self._per_host = max(1, per_host)
+        self._gap = max(0.0, gap)
         self._lock = threading.Lock()
         self._semaphores: dict[str, threading.Semaphore] = {}
+        self._next_start: dict[str, float] = {}
+        self.blocked: dict[str, datetime] = dict(blocked or {})
+
+    def block(self, host: str, until: datetime) -> None:
+        with self._lock:
+            self.blocked[host] = max(until, self.blocked.get(host, until))
+
+    def check(self, host: str) -> None:
+        with self._lock:
+            until = self.blocked.get(host)
+        if until is not None and until > datetime.now(UTC):
+            stamp = until.strftime("%Y-%m-%dT%H:%M:%SZ")
+            raise HostBackoff(f"waiting: {host} asked us not to return before {stamp}")
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:
             semaphore = self._semaphores.setdefault(host, threading.Semaphore(self._per_host))
         with semaphore:
+            with self._lock:
+                now = time.monotonic()
+                start = max(now, self._next_start.get(host, now))
+                self._next_start[host] = start + self._gap
+            if start > now:
+                time.sleep(start - now)
             yield
 
 
@@ -160,6 +185,7 @@ class Fetcher:
         *,
         transport: httpx.BaseTransport | None = None,
         resolver: Resolver = _system_resolver,
+        blocked_hosts: dict[str, datetime] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         s = self.settings
@@ -176,7 +202,7 @@ class Fetcher:
             transport=transport,
             trust_env=False,
         )
-        self._hosts = HostLimiter(s.per_host)
+        self._hosts = HostLimiter(s.per_host, s.host_gap, blocked_hosts)
         self._resolve = resolver
 
     def __enter__(self) -> Fetcher:
@@ -187,6 +213,11 @@ class Fetcher:
 
     def close(self) -> None:
         self._client.close()
+
+    @property
+    def blocked_hosts(self) -> dict[str, datetime]:
+        """Hosts that asked (Retry-After) not to be asked again before a time."""
+        return dict(self._hosts.blocked)
 
     def get(
         self,
@@ -223,7 +254,9 @@ class Fetcher:
         trusted = trusted or allow_private_hosts or self.settings.allow_private_hosts
         while True:
             self._check_url(current, trusted)
-            status, response_headers, body, ms = self._exchange(current, kind, headers, limit, log)
+            status, response_headers, body, ms = self._exchange_retrying(
+                current, kind, headers, limit, log
+            )
             if status in REDIRECT_STATUSES and "location" in response_headers:
                 target = self._redirect_target(current, response_headers["location"])
                 redirects.append(Redirect(status, current, target))
@@ -252,6 +285,32 @@ class Fetcher:
                 url=current,
                 retry_after=response_headers.get("retry-after"),
             )
+
+    def _exchange_retrying(
+        self, url: str, kind: str, headers: dict[str, str], limit: int, log: list[FetchRecord]
+    ) -> tuple[int, dict[str, str], bytes, int]:
+        """One hop, retried with back-off on transient failures; honours Retry-After."""
+        host = urlsplit(url).hostname or ""
+        delays = retry_delays(self.settings.retries, base=self.settings.retry_base)
+        for attempt in range(len(delays) + 1):
+            last = attempt == len(delays)
+            self._hosts.check(host)
+            try:
+                status, response_headers, body, ms = self._exchange(url, kind, headers, limit, log)
+            except FetchError as e:
+                if last or not e.transient:
+                    raise
+                time.sleep(delays[attempt])
+                continue
+            retry_after = parse_retry_after(response_headers.get("retry-after"), datetime.now(UTC))
+            if status in (429, 503) and retry_after is not None:
+                self._hosts.block(host, retry_after)
+                return status, response_headers, body, ms
+            if is_transient_status(status) and status >= 400 and not last:
+                time.sleep(delays[attempt])
+                continue
+            return status, response_headers, body, ms
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_url(self, url: str, trusted: bool) -> None:
         parts = urlsplit(url)
@@ -315,7 +374,7 @@ class Fetcher:
         raw_size = size = 0
         for chunk in response.iter_raw():
             if time.monotonic() - start > self.settings.deadline:
-                raise FetchTimeout(
+                raise FetchTimeout(  # not transient: a drip would only drip again
                     f"timeout: no complete response after {self.settings.deadline:g} s"
                 )
             raw_size += len(chunk)
@@ -335,13 +394,17 @@ class Fetcher:
     def _translate(self, e: httpx.HTTPError, url: str) -> FetchError:
         s = self.settings
         if isinstance(e, httpx.ConnectTimeout):
-            return FetchTimeout(f"timeout: no connection after {s.connect_timeout:g} s", url=url)
+            return FetchTimeout(
+                f"timeout: no connection after {s.connect_timeout:g} s", url=url, transient=True
+            )
         if isinstance(e, httpx.TimeoutException):
-            return FetchTimeout(f"timeout: no data for {s.read_timeout:g} s", url=url)
+            return FetchTimeout(
+                f"timeout: no data for {s.read_timeout:g} s", url=url, transient=True
+            )
         if isinstance(e, httpx.ConnectError):
-            return FetchError(f"cannot connect: {_first_line(e)}", url=url)
-        if isinstance(e, httpx.RemoteProtocolError):
-            return FetchError(f"connection broken: {_first_line(e)}", url=url)
+            return FetchError(f"cannot connect: {_first_line(e)}", url=url, transient=True)
+        if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+            return FetchError(f"connection broken: {_first_line(e)}", url=url, transient=True)
         if isinstance(e, httpx.DecodingError):
             return FetchError(f"bad body encoding: {_first_line(e)}", url=url)
         if isinstance(e, httpx.UnsupportedProtocol | httpx.InvalidURL):

@@ -34,7 +34,18 @@ class Settings:
     max_page_bytes: int = _setting(10 * MiB, "Largest episode page accepted, after decompression.")
     max_redirects: int = _setting(10, "Redirect hops followed before giving up.")
     concurrency: int = _setting(8, "Requests in flight at once, over all hosts.")
-    per_host: int = _setting(4, "Requests in flight at once to one host.")
+    per_host: int = _setting(2, "Requests in flight at once to one host.")
+    host_gap: float = _setting(0.5, "Least seconds between the starts of two requests to one host.")
+    retries: int = _setting(
+        2, "Retries of a transient failure (timeout, connection, 5xx) per request."
+    )
+    retry_base: float = _setting(1.0, "Seconds of the first retry back-off (doubles, with jitter).")
+    move_after_polls: int = _setting(
+        3, "Polls that must see the same permanent redirect before a feed's URL is switched."
+    )
+    move_after_days: float = _setting(
+        2.0, "Days the same permanent redirect must have been seen before the URL is switched."
+    )
     user_agent: str = _setting(USER_AGENT, "User-Agent header sent with every request.")
     allow_private_hosts: bool = _setting(
         False,
