@@ -26,7 +26,7 @@ from podarchive.config import (
     parse_interval,
 )
 from podarchive.errors import ConfigError, PodarchiveError
-from podarchive.pipeline import RunReport, update_feeds
+from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.scheduler import validate_cron
 from podarchive.settings import settings_from_env
 from podarchive.store import Archive
@@ -132,6 +132,7 @@ schedules_option = click.option(
     help="Let episode-page URLs from feeds reach loopback/private addresses.",
 )
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
+@click.option("--all", "everything", is_flag=True, help="Poll every scheduled feed, due or not.")
 @verbosity
 @translate_errors
 def run(
@@ -140,8 +141,14 @@ def run(
     db_path: Path,
     allow_private_hosts: bool,
     no_pages: bool,
+    everything: bool,
 ) -> None:
-    """Update the archive from the schedules (or just the feeds given as URLs)."""
+    """Update the feeds that are due (or every feed with --all, or just the URLs given).
+
+    Each feed is due by its schedule (every/cron), later when it keeps failing (exponential
+    back-off) or when the server asked for it (Cache-Control, Retry-After, <ttl>). Feeds
+    given as URLs are polled at once.
+    """
     settings = settings_from_env()
     if allow_private_hosts:
         settings = settings.replace(allow_private_hosts=True)
@@ -149,7 +156,12 @@ def run(
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
     with Archive(db_path) as archive:
-        report = update_feeds(archive, feeds, settings=settings)
+        if urls or everything:
+            report = update_feeds(archive, feeds, settings=settings)
+        else:
+            report = update_due(archive, feeds, settings=settings)
+    if report.not_due:
+        logging.getLogger("podarchive").info("%d feeds not due yet", report.not_due)
     _finish(report)
 
 

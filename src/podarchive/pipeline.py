@@ -2,37 +2,41 @@
 
 Worker threads do the network and the pure CPU work (:func:`fetch_feed`,
 :func:`fetch_page`) and return plain outcomes; only the calling thread touches the
-archive (:func:`store_feed`, :func:`store_page`). One bad feed or page never stops a
-run: every failure becomes a row in the fetch log, the feed's error state, and one
-line in the :class:`RunReport`.
+archive (:func:`store_feed`, :func:`store_page`). When to poll, how long to back off and
+whether a feed has moved are :mod:`podarchive.policy`'s decisions. One bad feed or page
+never stops a run: every failure becomes a row in the fetch log, the feed's error state,
+and one line in the :class:`RunReport`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
+from podarchive import policy
 from podarchive.config import FeedSchedule
 from podarchive.errors import ExtractError, HTTPStatusError, PodarchiveError
-from podarchive.extract import extract_links, extract_page, html_to_text
+from podarchive.extract import extract_page
 from podarchive.fetch import Fetcher, FetchRecord
-from podarchive.identity import dedupe
 from podarchive.parse import parse_feed
+from podarchive.rows import channel_row, episode_writes, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import Archive, EpisodeWrite, FeedState, PageTask, Row, SaveStats
-from podarchive.types import Channel, Episode, FetchResult, PageNotes, ParsedFeed
-from podarchive.urls import is_http_url
+from podarchive.types import FetchResult, PageNotes, ParsedFeed
+from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
 Clock = Callable[[], datetime]
+PERMANENT = frozenset({301, 308})
 
 
 def utcnow() -> datetime:
@@ -41,6 +45,12 @@ def utcnow() -> datetime:
 
 def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 # outcomes -------------------------------------------------------------------------------
@@ -59,10 +69,7 @@ class FeedOutcome:
     episodes: tuple[EpisodeWrite, ...] = ()
     warnings: tuple[str, ...] = ()
     error: PodarchiveError | None = None
-
-    @property
-    def unchanged(self) -> bool:
-        return self.error is None and self.meta is None
+    move_to: str | None = None  # a verified itunes:new-feed-url
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +91,7 @@ class FeedReport:
     not_modified: bool = False
     stats: SaveStats = field(default_factory=SaveStats)
     warnings: tuple[str, ...] = ()
+    moved_to: str | None = None
     pages_ok: int = 0
     pages_empty: int = 0
     pages_failed: int = 0
@@ -97,84 +105,49 @@ class FeedReport:
 @dataclass(slots=True)
 class RunReport:
     feeds: list[FeedReport] = field(default_factory=list)
+    not_due: int = 0  # scheduled feeds skipped because they were not due yet
 
     @property
     def failed(self) -> list[FeedReport]:
         return [f for f in self.feeds if not f.ok]
 
 
-# pure phases ----------------------------------------------------------------------------
+# due-ness -------------------------------------------------------------------------------
 
 
-def channel_row(channel: Channel) -> Row:
-    return {
-        "title": channel.title,
-        "link": channel.link,
-        "description": channel.description,
-        "author": channel.author,
-        "owner_name": channel.owner_name,
-        "owner_email": channel.owner_email,
-        "image": channel.image,
-        "language": channel.language,
-        "categories": _json_list(channel.categories),
-        "explicit": _bool_int(channel.explicit),
-        "type": channel.type,
-        "podcast_guid": channel.podcast_guid,
-        "locked": _bool_int(channel.locked),
-        "funding": _json_list([asdict(f) for f in channel.funding]),
-        "new_feed_url": channel.new_feed_url,
-        "updated": channel.updated,
-    }
+def feed_due_at(state: FeedState, schedule: FeedSchedule, host_blocks: dict[str, str]) -> datetime:
+    """When this feed should next be polled (policy, from what the archive remembers)."""
+    host = urlsplit(state.current_url).hostname or ""
+    return policy.next_due(
+        every=schedule.every,
+        cron=schedule.cron,
+        last_attempt=parse_iso(state.last_fetched_at),
+        error_count=state.error_count,
+        floor=parse_iso(state.not_before),
+        not_before=parse_iso(host_blocks.get(host)),
+        key=state.url,
+    )
 
 
-def episode_row(episode: Episode) -> Row:
-    enclosure = episode.enclosure
-    notes = episode.notes_html
-    return {
-        "guid": episode.guid,
-        "title": episode.title,
-        "published": episode.published,
-        "updated": episode.updated,
-        "duration": episode.duration,
-        "season": episode.season,
-        "number": episode.number,
-        "episode_type": episode.episode_type,
-        "explicit": _bool_int(episode.explicit),
-        "link": episode.link,
-        "summary": episode.summary,
-        "notes_html": notes,
-        "notes_text": html_to_text(notes) if notes else None,
-        "image": episode.image,
-        "enclosure_url": enclosure.url if enclosure else None,
-        "enclosure_type": enclosure.type if enclosure else None,
-        "enclosure_length": enclosure.length if enclosure else None,
-        "transcripts": _json_list([asdict(t) for t in episode.transcripts]),
-        "chapters": _json_list([asdict(c) for c in episode.chapters]),
-        "persons": _json_list([asdict(p) for p in episode.persons]),
-        "page_url": episode.link if episode.link and is_http_url(episode.link) else None,
-    }
+def due_feeds(
+    archive: Archive, schedules: Iterable[FeedSchedule], now: datetime
+) -> tuple[list[FeedSchedule], int]:
+    """The scheduled feeds due at ``now`` (gone feeds never are), and how many are not."""
+    blocks = archive.host_blocks(iso(now))
+    due, waiting = [], 0
+    for schedule in schedules:
+        state = archive.feed_state(schedule.url)
+        if state is None or _is_due(state, schedule, blocks, now):
+            due.append(schedule)
+        else:
+            waiting += 1
+    return due, waiting
 
 
-def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite], list[str]]:
-    """Rows and feed-note links for each distinct episode of a parsed feed."""
-    kept, warnings = dedupe(parsed.episodes)
-    writes = []
-    for key, episode in kept:
-        links = (
-            extract_links(episode.notes_html, episode.link or base_url)
-            if episode.notes_html
-            else ()
-        )
-        writes.append(EpisodeWrite(key=key, row=episode_row(episode), links=links))
-    return writes, warnings
-
-
-def _json_list(values: Sequence[Any]) -> str | None:
-    return json.dumps(list(values), ensure_ascii=False) if values else None
-
-
-def _bool_int(value: bool | None) -> int | None:
-    return None if value is None else int(value)
+def _is_due(
+    state: FeedState, schedule: FeedSchedule, blocks: dict[str, str], now: datetime
+) -> bool:
+    return state.gone_at is None and policy.is_due(feed_due_at(state, schedule, blocks), now)
 
 
 # worker phases (no archive access) ------------------------------------------------------
@@ -185,7 +158,7 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
     records: list[FetchRecord] = []
     try:
         result = fetcher.get(
-            state.url,
+            state.current_url,
             kind="feed",
             etag=state.etag,
             last_modified=state.last_modified,
@@ -199,6 +172,7 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
             return FeedOutcome(schedule, state, records, result, content_hash=digest)
         parsed = parse_feed(result.body, result.headers, url=result.final_url)
         writes, duplicates = episode_writes(parsed, result.final_url)
+        move_to, move_note = _check_new_feed_url(fetcher, schedule, state, parsed, records)
         return FeedOutcome(
             schedule,
             state,
@@ -207,7 +181,8 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
             content_hash=digest,
             meta=channel_row(parsed.channel),
             episodes=tuple(writes),
-            warnings=(*parsed.warnings, *duplicates),
+            warnings=(*parsed.warnings, *duplicates, *move_note),
+            move_to=move_to,
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -216,6 +191,34 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
         return FeedOutcome(
             schedule, state, records, error=PodarchiveError(f"internal error: {e!r}")
         )
+
+
+def _check_new_feed_url(
+    fetcher: Fetcher,
+    schedule: FeedSchedule,
+    state: FeedState,
+    parsed: ParsedFeed,
+    records: list[FetchRecord],
+) -> tuple[str | None, tuple[str, ...]]:
+    """``itunes:new-feed-url`` is a proposal: follow it only if it serves the same podcast."""
+    proposed = parsed.channel.new_feed_url
+    if not proposed or normalize_url(proposed) == normalize_url(state.current_url):
+        return None, ()
+    try:
+        result = fetcher.get(
+            proposed,
+            kind="feed",
+            trusted=False,
+            user_agent=schedule.user_agent,
+            allow_private_hosts=schedule.allow_private_hosts,
+            log=records,
+        )
+        candidate = parse_feed(result.body, result.headers, url=result.final_url)
+    except PodarchiveError as e:
+        return None, (f"itunes:new-feed-url {proposed} not followed: {e}",)
+    if policy.same_podcast(podcast_identity(parsed), podcast_identity(candidate)):
+        return proposed, ()
+    return None, (f"itunes:new-feed-url {proposed} not followed: it serves another podcast",)
 
 
 def fetch_page(fetcher: Fetcher, task: PageTask, schedule: FeedSchedule) -> PageOutcome:
@@ -246,39 +249,136 @@ def fetch_page(fetcher: Fetcher, task: PageTask, schedule: FeedSchedule) -> Page
 # archive phases (calling thread only) ---------------------------------------------------
 
 
-def store_feed(archive: Archive, outcome: FeedOutcome, now: str) -> FeedReport:
+def store_feed(
+    archive: Archive, outcome: FeedOutcome, now: datetime, settings: Settings
+) -> FeedReport:
+    """Store one feed's outcome, its error or freshness state and any move, atomically."""
     report = FeedReport(outcome.state.url, outcome.schedule.label, warnings=outcome.warnings)
+    with archive.transaction():
+        if outcome.error is not None:
+            report.error = str(outcome.error)
+            _store_failure(archive, outcome, now)
+        else:
+            report.not_modified, report.stats = _store_success(archive, outcome, now)
+        report.moved_to = _apply_moves(archive, outcome, now, settings)
+        state = archive.feed_state(outcome.state.url)
+        assert state is not None
+        archive.set_schedule_state(
+            state.id,
+            next_due_at=None if state.gone_at else iso(feed_due_at(state, outcome.schedule, {})),
+            not_before=state.not_before,
+        )
+    return report
+
+
+def _store_failure(archive: Archive, outcome: FeedOutcome, now: datetime) -> None:
+    error, state = outcome.error, outcome.state
+    assert error is not None
+    status = error.status if isinstance(error, HTTPStatusError) else None
+    archive.record_feed_error(
+        state.id,
+        str(error),
+        status,
+        iso(now),
+        _blame_last(outcome.records, error),
+        gone=status == 410,
+    )
+    retry_after = isinstance(error, HTTPStatusError) and policy.parse_retry_after(
+        error.retry_after, now
+    )
+    archive.set_schedule_state(
+        state.id, next_due_at=None, not_before=iso(retry_after) if retry_after else None
+    )
+
+
+def _blame_last(records: list[FetchRecord], error: PodarchiveError) -> list[FetchRecord]:
+    """A failure found after the last request (a parse error, a redirect loop) is its error."""
+    if records and records[-1].error is None:
+        return [*records[:-1], dataclasses.replace(records[-1], error=str(error))]
+    return records
+
+
+def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tuple[bool, SaveStats]:
     result, state = outcome.result, outcome.state
-    if outcome.error is not None:
-        status = outcome.error.status if isinstance(outcome.error, HTTPStatusError) else None
-        archive.record_feed_error(state.id, str(outcome.error), status, now, outcome.records)
-        report.error = str(outcome.error)
-        return report
     assert result is not None
+    meta = outcome.meta or {}
+    floor = policy.freshness_floor(
+        result.headers,
+        now,
+        ttl_minutes=meta.get("ttl", state.ttl),
+        update_period=meta.get("update_period", state.update_period),
+        update_frequency=meta.get("update_frequency", state.update_frequency),
+    )
     if outcome.meta is None:
-        report.not_modified = True
         archive.record_feed_unchanged(
             state.id,
             status=result.status,
             etag=result.etag,
             last_modified=result.last_modified,
-            now=now,
+            now=iso(now),
             records=outcome.records,
         )
-        return report
-    assert outcome.content_hash is not None
-    report.stats = archive.save_feed(
-        state.id,
-        outcome.meta,
-        outcome.episodes,
-        status=result.status,
-        etag=result.etag,
-        last_modified=result.last_modified,
-        content_hash=outcome.content_hash,
-        now=now,
-        records=outcome.records,
+        stats = SaveStats()
+    else:
+        assert outcome.content_hash is not None
+        stats = archive.save_feed(
+            state.id,
+            outcome.meta,
+            outcome.episodes,
+            status=result.status,
+            etag=result.etag,
+            last_modified=result.last_modified,
+            content_hash=outcome.content_hash,
+            now=iso(now),
+            records=outcome.records,
+        )
+        archive.set_warnings(state.id, outcome.warnings)
+    archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)
+    return outcome.meta is None, stats
+
+
+def _apply_moves(
+    archive: Archive, outcome: FeedOutcome, now: datetime, settings: Settings
+) -> str | None:
+    """Record permanent redirects; switch the feed's URL when policy says it has moved."""
+    state, result = outcome.state, outcome.result
+    old = state.current_url
+    if outcome.move_to:
+        archive.move_feed(state.id, old, outcome.move_to, "itunes:new-feed-url", iso(now))
+        return outcome.move_to
+    if result is not None:
+        target = _permanent_target(result)
+        if target is None:
+            archive.clear_redirects(state.id)
+            return None
+        archive.record_redirect(state.id, result.redirects[0].status, target, iso(now))
+    sightings = [
+        policy.RedirectSighting(target, at)
+        for target, stamp in archive.redirect_sightings(state.id)
+        if (at := parse_iso(stamp)) is not None
+    ]
+    move = policy.should_follow_move(
+        sightings,
+        now,
+        min_polls=settings.move_after_polls,
+        min_age=timedelta(days=settings.move_after_days),
+        old_url_failing=outcome.error is not None,
     )
-    return report
+    if move is None or move == old:
+        return None
+    reason = "old URL failing" if outcome.error is not None else "permanent redirect"
+    archive.move_feed(state.id, old, move, reason, iso(now))
+    return move
+
+
+def _permanent_target(result: FetchResult) -> str | None:
+    """Where the leading run of 301/308 redirects from the asked URL ends, if any."""
+    target = None
+    for hop in result.redirects:
+        if hop.status not in PERMANENT:
+            break
+        target = hop.location
+    return target
 
 
 def store_page(archive: Archive, outcome: PageOutcome, now: str) -> str:
@@ -286,9 +386,8 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> str:
     task, result = outcome.task, outcome.result
     if outcome.error is not None:
         status = "empty" if isinstance(outcome.error, ExtractError) else "failed"
-        archive.record_page(
-            task, status=status, error=str(outcome.error), now=now, records=outcome.records
-        )
+        records = _blame_last(outcome.records, outcome.error)
+        archive.record_page(task, status=status, error=str(outcome.error), now=now, records=records)
         return status
     assert result is not None
     if outcome.notes is None:
@@ -313,6 +412,21 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> str:
 # the run --------------------------------------------------------------------------------
 
 
+def update_due(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+) -> RunReport:
+    """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
+    due, waiting = due_feeds(archive, schedules, clock())
+    report = update_feeds(archive, due, settings=settings, transport=transport, clock=clock)
+    report.not_due = waiting
+    return report
+
+
 def update_feeds(
     archive: Archive,
     schedules: Iterable[FeedSchedule],
@@ -321,43 +435,78 @@ def update_feeds(
     transport: httpx.BaseTransport | None = None,
     clock: Clock = utcnow,
 ) -> RunReport:
-    """Update every feed in ``schedules`` (and, where enabled, its episode pages)."""
+    """Update every feed in ``schedules`` now (and, where enabled, its episode pages)."""
     settings = settings or Settings()
-    schedules = list(schedules)
     report = RunReport()
-    reports: dict[int, FeedReport] = {}
+    blocks = {
+        host: until
+        for host, stamp in archive.host_blocks(iso(clock())).items()
+        if (until := parse_iso(stamp)) is not None
+    }
     with (
-        Fetcher(settings, transport=transport) as fetcher,
-        ThreadPoolExecutor(
-            max_workers=max(1, settings.concurrency), thread_name_prefix="podarchive"
-        ) as pool,
+        Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher,
+        ThreadPoolExecutor(max(1, settings.concurrency), "podarchive") as pool,
     ):
-        pending: set[Future[Any]] = set()
-        for schedule in schedules:
-            state = archive.ensure_feed(schedule.url, schedule.name, iso(clock()))
-            pending.add(pool.submit(fetch_feed, fetcher, schedule, state))
-        by_feed = {s.url: s for s in schedules}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcome = future.result()
-                if isinstance(outcome, FeedOutcome):
-                    feed_report = store_feed(archive, outcome, iso(clock()))
-                    report.feeds.append(feed_report)
-                    reports[outcome.state.id] = feed_report
-                    schedule = by_feed[outcome.state.url]
-                    tasks = archive.pages_to_fetch(outcome.state.id) if feed_report.ok else []
-                    if not schedule.pages:
-                        tasks = []
-                    feed_report.pages_pending = len(tasks)
-                    pending.update(pool.submit(fetch_page, fetcher, t, schedule) for t in tasks)
-                else:
-                    status = store_page(archive, outcome, iso(clock()))
-                    feed_report = reports[outcome.task.feed_id]
-                    _count_page(feed_report, status, outcome)
-                if feed_report.pages_pending == 0:
-                    _log_feed(feed_report)
+        pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock)
+        _drain(archive, pending, fetcher, pool, report, settings, clock)
+        archive.save_host_blocks(
+            {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, iso(clock())
+        )
     return report
+
+
+def _submit_feeds(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    fetcher: Fetcher,
+    pool: ThreadPoolExecutor,
+    report: RunReport,
+    clock: Clock,
+) -> set[Future[Any]]:
+    """Start one fetch per distinct feed: never two GETs of one feed in a run."""
+    pending: set[Future[Any]] = set()
+    fetching: dict[str, str] = {}
+    for schedule in schedules:
+        state = archive.ensure_feed(schedule.url, schedule.name, iso(clock()))
+        twin = fetching.setdefault(normalize_url(state.current_url), schedule.label)
+        if twin != schedule.label:
+            note = f"same feed as {twin} (it moved there); not fetched twice"
+            report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
+            continue
+        pending.add(pool.submit(fetch_feed, fetcher, schedule, state))
+    return pending
+
+
+def _drain(
+    archive: Archive,
+    pending: set[Future[Any]],
+    fetcher: Fetcher,
+    pool: ThreadPoolExecutor,
+    report: RunReport,
+    settings: Settings,
+    clock: Clock,
+) -> None:
+    """Store outcomes as they arrive, starting each feed's page fetches once it is stored."""
+    reports: dict[int, FeedReport] = {}
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            outcome = future.result()
+            if isinstance(outcome, FeedOutcome):
+                feed_report = store_feed(archive, outcome, clock(), settings)
+                report.feeds.append(feed_report)
+                reports[outcome.state.id] = feed_report
+                tasks = archive.pages_to_fetch(outcome.state.id)
+                if not (feed_report.ok and outcome.schedule.pages):
+                    tasks = []
+                feed_report.pages_pending = len(tasks)
+                pending.update(pool.submit(fetch_page, fetcher, t, outcome.schedule) for t in tasks)
+            else:
+                status = store_page(archive, outcome, iso(clock()))
+                feed_report = reports[outcome.task.feed_id]
+                _count_page(feed_report, status, outcome)
+            if feed_report.pages_pending == 0:
+                _log_feed(feed_report)
 
 
 def _count_page(report: FeedReport, status: str, outcome: PageOutcome) -> None:
@@ -384,5 +533,7 @@ def _log_feed(report: FeedReport) -> None:
             *(report.label, s.new, s.changed, s.unchanged),
             *(report.pages_ok, report.pages_empty, report.pages_failed),
         )
+    if report.moved_to:
+        log.warning("%s: moved to %s (update its schedule file)", report.label, report.moved_to)
     for warning in report.warnings:
         log.info("%s: warning: %s", report.label, warning)

@@ -30,11 +30,25 @@ from podarchive.types import Link
 
 Row = dict[str, Any]
 
-FEED_META_COLUMNS = (
-    "title", "link", "description", "author", "owner_name", "owner_email", "image",
-    "language", "categories", "explicit", "type", "podcast_guid", "locked", "funding",
-    "new_feed_url", "updated",
-)  # fmt: skip
+V1_FEED_META_COLUMNS = (
+    "title",
+    "link",
+    "description",
+    "author",
+    "owner_name",
+    "owner_email",
+    "image",
+    "language",
+    "categories",
+    "explicit",
+    "type",
+    "podcast_guid",
+    "locked",
+    "funding",
+    "new_feed_url",
+    "updated",
+)  # fmt: skip  -- frozen: migration 1 creates exactly these
+FEED_META_COLUMNS = (*V1_FEED_META_COLUMNS, "ttl", "update_period", "update_frequency")
 EPISODE_COLUMNS = (
     "guid", "title", "published", "updated", "duration", "season", "number",
     "episode_type", "explicit", "link", "summary", "notes_html", "notes_text", "image",
@@ -49,11 +63,28 @@ class FeedState:
     """What the archive remembers about a feed between runs."""
 
     id: int
-    url: str
+    url: str  # as the user configured it: the feed's identity
     etag: str | None
     last_modified: str | None
     content_hash: str | None
     error_count: int
+    fetch_url: str | None = None  # where it lives now, after a move
+    gone_at: str | None = None
+    not_before: str | None = None
+    last_fetched_at: str | None = None
+    ttl: int | None = None
+    update_period: str | None = None
+    update_frequency: int | None = None
+
+    @property
+    def current_url(self) -> str:
+        return self.fetch_url or self.url
+
+
+FEED_STATE_COLUMNS = (
+    "id", "url", "etag", "last_modified", "content_hash", "error_count", "fetch_url",
+    "gone_at", "not_before", "last_fetched_at", "ttl", "update_period", "update_frequency",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +116,7 @@ def _create_v1(db: sqlite_utils.Database) -> None:
     db.table("feeds").create(
         {
             "id": int, "url": str, "name": str,
-            **dict.fromkeys(FEED_META_COLUMNS, str),
+            **dict.fromkeys(V1_FEED_META_COLUMNS, str),
             "explicit": int, "locked": int,
             "etag": str, "last_modified": str, "content_hash": str,
             "last_fetched_at": str, "last_success_at": str, "last_status": int,
@@ -146,9 +177,44 @@ def _create_v1(db: sqlite_utils.Database) -> None:
     )
 
 
+def _polite_fetching_v2(db: sqlite_utils.Database) -> None:
+    """Issue #3: due times, back-off, Retry-After per host, permanent moves, 410 Gone."""
+    feeds = db.table("feeds")
+    for name, kind in (
+        ("fetch_url", str), ("gone_at", str), ("not_before", str), ("next_due_at", str),
+        ("last_error_at", str), ("warnings", str),
+        ("ttl", int), ("update_period", str), ("update_frequency", int),
+    ):  # fmt: skip
+        feeds.add_column(name, kind)
+    db.table("hosts").create(
+        {"host": str, "not_before": str, "reason": str, "updated_at": str}, pk="host"
+    )
+    db.table("feed_redirects").create(
+        {"id": int, "feed_id": int, "status": int, "target": str, "seen_at": str},
+        pk="id",
+        not_null={"feed_id", "target", "seen_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("feed_redirects").create_index(["feed_id", "seen_at"])
+    db.table("feed_moves").create(
+        {"id": int, "feed_id": int, "old_url": str, "new_url": str, "reason": str, "moved_at": str},
+        pk="id",
+        not_null={"feed_id", "new_url", "moved_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("feed_moves").create_index(["feed_id"])
+
+
 Migration = Callable[[sqlite_utils.Database], None]
-MIGRATIONS: tuple[Migration, ...] = (_create_v1,)  # MIGRATIONS[n - 1] brings n - 1 → n
+MIGRATIONS: tuple[Migration, ...] = (
+    _create_v1,
+    _polite_fetching_v2,
+)  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _json(values: Sequence[Any]) -> str | None:
+    return json.dumps(list(values), ensure_ascii=False) if values else None
 
 
 def row_hash(row: Mapping[str, Any], links: Sequence[Link] = ()) -> str:
@@ -228,11 +294,80 @@ class Archive:
 
     def feed_state(self, url: str) -> FeedState | None:
         row = self.db.execute(
-            "SELECT id, url, etag, last_modified, content_hash, error_count FROM feeds "
-            "WHERE url = ?",
-            [url],
+            f"SELECT {', '.join(FEED_STATE_COLUMNS)} FROM feeds WHERE url = ?", [url]
         ).fetchone()
         return FeedState(*row) if row else None
+
+    def set_schedule_state(
+        self, feed_id: int, *, next_due_at: str | None, not_before: str | None = None
+    ) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE feeds SET next_due_at = ?, not_before = ? WHERE id = ?",
+                [next_due_at, not_before, feed_id],
+            )
+
+    def set_warnings(self, feed_id: int, warnings: Sequence[str]) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE feeds SET warnings = ? WHERE id = ? AND warnings IS NOT ?",
+                [_json(warnings), feed_id, _json(warnings)],
+            )
+
+    # moves --------------------------------------------------------------------------------
+
+    def record_redirect(self, feed_id: int, status: int, target: str, now: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO feed_redirects (feed_id, status, target, seen_at) VALUES (?, ?, ?, ?)",
+                [feed_id, status, target, now],
+            )
+
+    def clear_redirects(self, feed_id: int) -> None:
+        with self.transaction():
+            self.db.execute("DELETE FROM feed_redirects WHERE feed_id = ?", [feed_id])
+
+    def redirect_sightings(self, feed_id: int) -> list[tuple[str, str]]:
+        """``(target, seen_at)`` of the permanent redirects seen since the last clean poll."""
+        rows = self.db.execute(
+            "SELECT target, seen_at FROM feed_redirects WHERE feed_id = ? ORDER BY seen_at, id",
+            [feed_id],
+        ).fetchall()
+        return [(str(t), str(at)) for t, at in rows]
+
+    def move_feed(self, feed_id: int, old_url: str, new_url: str, reason: str, now: str) -> None:
+        """Fetch the feed from ``new_url`` from now on, keeping the history of its URLs."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO feed_moves (feed_id, old_url, new_url, reason, moved_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [feed_id, old_url, new_url, reason, now],
+            )
+            self.db.execute(
+                "UPDATE feeds SET fetch_url = ?, etag = NULL, last_modified = NULL WHERE id = ?",
+                [new_url, feed_id],
+            )
+            self.db.execute("DELETE FROM feed_redirects WHERE feed_id = ?", [feed_id])
+
+    # hosts --------------------------------------------------------------------------------
+
+    def host_blocks(self, now: str) -> dict[str, str]:
+        """Hosts that asked (Retry-After) not to be asked again before a time still to come."""
+        rows = self.db.execute(
+            "SELECT host, not_before FROM hosts WHERE not_before > ?", [now]
+        ).fetchall()
+        return {str(h): str(t) for h, t in rows}
+
+    def save_host_blocks(self, blocks: Mapping[str, str], now: str) -> None:
+        with self.transaction():
+            for host, until in blocks.items():
+                self.db.execute(
+                    "INSERT INTO hosts (host, not_before, reason, updated_at) "
+                    "VALUES (?, ?, 'Retry-After', ?) ON CONFLICT(host) DO UPDATE SET "
+                    "not_before = excluded.not_before, updated_at = excluded.updated_at "
+                    "WHERE hosts.not_before IS NOT excluded.not_before",
+                    [host, until, now],
+                )
 
     def record_feed_unchanged(
         self,
@@ -256,12 +391,17 @@ class Archive:
         status: int | None,
         now: str,
         records: Iterable[FetchRecord],
+        *,
+        gone: bool = False,
     ) -> None:
+        """A failed poll: the error state counts up; a 410 marks the feed gone."""
         with self.transaction():
             self.db.execute(
-                "UPDATE feeds SET last_fetched_at = ?, last_status = ?, last_error = ?, "
-                "error_count = error_count + 1 WHERE id = ?",
-                [now, status, error, feed_id],
+                "UPDATE feeds SET last_fetched_at = :now, last_status = :status, "
+                "last_error = :error, last_error_at = :now, error_count = error_count + 1, "
+                "gone_at = CASE WHEN :gone THEN coalesce(gone_at, :now) ELSE gone_at END "
+                "WHERE id = :id",
+                {"now": now, "status": status, "error": error, "gone": gone, "id": feed_id},
             )
             self._log(records, feed_id=feed_id)
 
@@ -306,7 +446,7 @@ class Archive:
     ) -> None:
         self.db.execute(
             "UPDATE feeds SET last_fetched_at = :now, last_success_at = :now, "
-            "last_status = :status, last_error = NULL, error_count = 0, "
+            "last_status = :status, last_error = NULL, error_count = 0, gone_at = NULL, "
             "etag = coalesce(:etag, etag), last_modified = coalesce(:lm, last_modified), "
             "content_hash = coalesce(:hash, content_hash) WHERE id = :id",
             {"now": now, "status": status, "etag": etag, "lm": last_modified,

@@ -1,0 +1,94 @@
+"""Parsed feeds → archive rows. Pure: values in, values out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from podarchive.extract import extract_links, html_to_text
+from podarchive.identity import dedupe
+from podarchive.policy import PodcastIdentity
+from podarchive.store import EpisodeWrite, Row
+from podarchive.types import Channel, Episode, ParsedFeed
+from podarchive.urls import is_http_url
+
+
+def channel_row(channel: Channel) -> Row:
+    return {
+        "title": channel.title,
+        "link": channel.link,
+        "description": channel.description,
+        "author": channel.author,
+        "owner_name": channel.owner_name,
+        "owner_email": channel.owner_email,
+        "image": channel.image,
+        "language": channel.language,
+        "categories": _json_list(channel.categories),
+        "explicit": _bool_int(channel.explicit),
+        "type": channel.type,
+        "podcast_guid": channel.podcast_guid,
+        "locked": _bool_int(channel.locked),
+        "funding": _json_list([asdict(f) for f in channel.funding]),
+        "new_feed_url": channel.new_feed_url,
+        "updated": channel.updated,
+        "ttl": channel.ttl,
+        "update_period": channel.update_period,
+        "update_frequency": channel.update_frequency,
+    }
+
+
+def episode_row(episode: Episode) -> Row:
+    enclosure = episode.enclosure
+    notes = episode.notes_html
+    return {
+        "guid": episode.guid,
+        "title": episode.title,
+        "published": episode.published,
+        "updated": episode.updated,
+        "duration": episode.duration,
+        "season": episode.season,
+        "number": episode.number,
+        "episode_type": episode.episode_type,
+        "explicit": _bool_int(episode.explicit),
+        "link": episode.link,
+        "summary": episode.summary,
+        "notes_html": notes,
+        "notes_text": html_to_text(notes) if notes else None,
+        "image": episode.image,
+        "enclosure_url": enclosure.url if enclosure else None,
+        "enclosure_type": enclosure.type if enclosure else None,
+        "enclosure_length": enclosure.length if enclosure else None,
+        "transcripts": _json_list([asdict(t) for t in episode.transcripts]),
+        "chapters": _json_list([asdict(c) for c in episode.chapters]),
+        "persons": _json_list([asdict(p) for p in episode.persons]),
+        "page_url": episode.link if episode.link and is_http_url(episode.link) else None,
+    }
+
+
+def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite], list[str]]:
+    """Rows and feed-note links for each distinct episode of a parsed feed."""
+    kept, warnings = dedupe(parsed.episodes)
+    writes = []
+    for key, episode in kept:
+        notes = episode.notes_html
+        links = extract_links(notes, episode.link or base_url) if notes else ()
+        writes.append(EpisodeWrite(key=key, row=episode_row(episode), links=links))
+    return writes, warnings
+
+
+def podcast_identity(parsed: ParsedFeed) -> PodcastIdentity:
+    return PodcastIdentity(
+        podcast_guid=parsed.channel.podcast_guid,
+        title=parsed.channel.title,
+        episode_guids=frozenset(e.guid for e in parsed.episodes if e.guid),
+    )
+
+
+def _json_list(values: Sequence[Any]) -> str | None:
+    return json.dumps(list(values), ensure_ascii=False) if values else None
+
+
+def _bool_int(value: bool | None) -> int | None:
+    return None if value is None else int(value)
