@@ -104,8 +104,8 @@ def test_run_reads_schedules_and_writes_archive_db_by_default(
         ),
         (["run", "ftp://example.com/feed"], "Invalid value for URL"),
         (["run", "--frobnicate"], "No such option"),
-        (["add", "https://x.example/f", "--every", "often"], "bad interval"),
-        (["add", "https://x.example/f", "--cron", "* * *"], "cron needs 5 fields"),
+        (["add", "https://x.example/f", "--every", "often", "--no-check"], "bad interval"),
+        (["add", "https://x.example/f", "--cron", "* * *", "--no-check"], "cron needs 5 fields"),
         (["add", "https://x.example/f", "--cron", "* * * * *", "--every", "1h"], "not both"),
         (["add", "not a url"], "not an http(s) URL"),
     ],
@@ -151,6 +151,7 @@ def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:
         "30m",
         "--name",
         "X Show",
+        "--no-check",
         "--schedules",
         str(schedules),
     )
@@ -160,9 +161,44 @@ def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:
         '[[feed]]\nurl = "https://x.example/feed.xml"\nname = "X Show"\n'
         'every = "30m"\npages = true\n'
     )
-    code, _, err = invoke("add", "https://x.example/feed.xml", "--schedules", str(schedules))
+    code, _, err = invoke(
+        "add", "https://x.example/feed.xml", "--no-check", "--schedules", str(schedules)
+    )
     assert code == 2
     assert "already scheduled" in err
+
+
+def test_add_checks_the_feed_and_names_it(tmp_path: Path, pytorch_feed: str) -> None:
+    code, out, err = invoke("add", pytorch_feed, "--schedules", str(tmp_path))
+    assert (code, err) == (0, "")
+    path = tmp_path / "pytorch-developer-podcast.toml"
+    assert out == f"added {pytorch_feed} to {path}\n"
+    assert 'name = "PyTorch Developer Podcast"' in path.read_text()
+
+
+def test_add_discovers_the_feed_from_a_web_page(
+    tmp_path: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    site.serve(
+        "/show",
+        f'<html><head><link rel="alternate" type="application/rss+xml" href="{pytorch_feed}">'
+        "</head><body><h1>The show</h1></body></html>",
+        content_type="text/html",
+    )
+    code, out, _ = invoke(
+        "add", site.url("/show"), "--allow-private-hosts", "--schedules", str(tmp_path)
+    )
+    assert code == 0
+    assert out.splitlines()[0] == f"found the feed {pytorch_feed} on {site.url('/show')}"
+    assert f'url = "{pytorch_feed}"' in (tmp_path / "pytorch-developer-podcast.toml").read_text()
+
+
+def test_add_refuses_a_page_without_a_feed(tmp_path: Path, site: LoopbackSite) -> None:
+    site.serve("/page", "<html><body><p>Hello</p></body></html>", content_type="text/html")
+    code, _, err = invoke("add", site.url("/page"), "--schedules", str(tmp_path))
+    assert code == 1
+    assert err == "podarchive: not a feed, and the page announces no working feed\n"
+    assert not list(tmp_path.glob("*.toml"))
 
 
 # real processes ----------------------------------------------------------------------------

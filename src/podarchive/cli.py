@@ -25,6 +25,7 @@ from podarchive.config import (
     load_schedules,
     parse_interval,
 )
+from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.scheduler import validate_cron
@@ -186,8 +187,14 @@ def _finish(report: RunReport) -> None:
 @click.argument("url")
 @click.option("--every", help="How often to poll, e.g. 30m, 1h, 1d.  [default: 1h]")
 @click.option("--cron", help='Or a crontab expression, e.g. "0 * * * *".')
-@click.option("--name", help="A name for the podcast.")
+@click.option("--name", help="A name for the podcast.  [default: the feed's title]")
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
+@click.option(
+    "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
+)
+@click.option(
+    "--allow-private-hosts", is_flag=True, help="Let a discovered feed be on a private address."
+)
 @schedules_option
 @verbosity
 @translate_errors
@@ -197,21 +204,32 @@ def add(
     cron: str | None,
     name: str | None,
     no_pages: bool,
+    no_check: bool,
+    allow_private_hosts: bool,
     schedules_dir: Path,
 ) -> None:
-    """Schedule a new feed: writes a schedule file for URL."""
+    """Schedule a new feed: writes a schedule file for URL.
+
+    URL may be the feed or a web page that announces it (<link rel="alternate">): the feed
+    is fetched first to check it (and to name it), unless --no-check.
+    """
     if every and cron:
         raise click.UsageError("give --every or --cron, not both")
     try:
         url = check_feed_url(url)
         interval: timedelta | None = parse_interval(every) if every else None
+        if cron:
+            validate_cron(cron)
     except ValueError as e:
         raise click.BadParameter(str(e)) from e
-    if cron:
-        try:
-            validate_cron(cron)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--cron") from e
+    if not no_check:
+        settings = settings_from_env()
+        if allow_private_hosts:
+            settings = settings.replace(allow_private_hosts=True)
+        found = find_feed(url, settings)
+        if found.discovered_from:
+            click.echo(f"found the feed {found.url} on {found.discovered_from}")
+        url, name = found.url, name or found.title
     feed = FeedSchedule(
         url=url,
         name=name,

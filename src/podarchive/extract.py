@@ -138,6 +138,34 @@ def extract_page(html: bytes | str, url: str, *, content_type: str | None = None
 # --- parsing and decoding ----------------------------------------------------------------
 
 
+FEED_LINK_TYPES = ("application/rss+xml", "application/atom+xml", "application/xml", "text/xml")
+
+
+def discover_feeds(html: bytes | str, url: str, *, content_type: str | None = None) -> list[str]:
+    """Feed URLs a web page announces with ``<link rel="alternate" type="…rss/atom…">``.
+
+    Absolute, in document order, without duplicates. Never raises; a page that is not HTML
+    announces nothing.
+    """
+    try:
+        text = _decode_page(html, content_type)
+    except ExtractError:
+        return []
+    soup = _parse(text, SoupStrainer(["base", "link"]))
+    if soup is None:
+        return []
+    base = _base_of(soup, url)
+    found: list[str] = []
+    for tag in soup.find_all("link"):
+        rels = _attr(tag, "rel").lower().split()
+        kind = _attr(tag, "type").split(";")[0].strip().lower()
+        if "alternate" in rels and kind in FEED_LINK_TYPES:
+            absolute = _absolute_href(_attr(tag, "href"), base)
+            if absolute and absolute not in found:
+                found.append(absolute)
+    return found
+
+
 def _parse(
     markup: str, strainer: SoupStrainer | None = None, *, huge_tree: bool = False
 ) -> BeautifulSoup | None:
