@@ -57,6 +57,7 @@ class LoopbackSite:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else ~40 ms per keep-alive response
 
             def do_GET(self) -> None:
                 site._handle(self)

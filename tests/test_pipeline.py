@@ -23,7 +23,7 @@ SETTINGS = Settings(
     host_gap=0,
     retry_base=0.01,
 )
-LAST_SEEN = ("last_fetched_at", "last_success_at", "last_status")  # the last fetch, not data
+LAST_SEEN = ("last_fetched_at", "last_success_at", "last_status", "next_due_at")  # last fetch
 
 
 def run(db: Path, *feeds: FeedSchedule, settings: Settings = SETTINGS) -> RunReport:
@@ -307,3 +307,49 @@ def test_timestamps_are_utc_iso(tmp_path: Path, pytorch_feed: str) -> None:
     run(db, FeedSchedule(url=pytorch_feed))
     (stamp,) = rows(db, "SELECT first_seen_at FROM episodes LIMIT 1")[0]
     assert datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) <= datetime.now(UTC)
+
+
+def test_stop_abandons_what_is_in_flight_and_keeps_what_is_done(
+    tmp_path: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler
+
+    def stall(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", "1000")
+        h.end_headers()
+        time.sleep(5)
+
+    site.handle("/stall.xml", stall)
+    stop = threading.Event()
+    db = tmp_path / "archive.db"
+    result: list[RunReport] = []
+
+    def work() -> None:
+        with Archive(db) as archive:
+            result.append(
+                update_feeds(
+                    archive,
+                    [FeedSchedule(url=site.url("/stall.xml")), FeedSchedule(url=pytorch_feed)],
+                    settings=SETTINGS.replace(read_timeout=30, deadline=60),
+                    stop=stop,
+                )
+            )
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    time.sleep(1.0)  # the PyTorch feed and its pages are done by now; the stall is not
+    started = time.monotonic()
+    stop.set()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < 3
+    (report,) = result
+    assert report.stopped
+    assert rows(db, "SELECT count(*) FROM episodes") == [(9,)]
+    assert rows(db, "SELECT error_count, last_error FROM feeds WHERE url LIKE '%stall%'") == [
+        (0, None)
+    ]
+    assert rows(db, "PRAGMA integrity_check") == [("ok",)]

@@ -11,6 +11,7 @@ so code above the adapters only ever sees this tree::
     │   ├── BodyTooLarge              body (or its decompressed size) over the cap
     │   ├── HTTPStatusError           a non-success HTTP status (keeps .status)
     │   ├── HostBackoff               the host's Retry-After has not passed yet
+    │   ├── Abandoned                 the run is stopping; the request was given up
     │   ├── RedirectError             loops, too many hops, bad Location
     │   └── BlockedURL                not http(s), or a private address for untrusted URLs
     ├── ParseError                    bytes that are not a usable feed
@@ -95,6 +96,12 @@ class HostBackoff(FetchError):
     """The host asked us (Retry-After) not to come back before a time not yet reached."""
 
     default_message = "host asked us to wait"
+
+
+class Abandoned(FetchError):
+    """The run is stopping (SIGTERM, Ctrl-C): the request was given up, nothing is recorded."""
+
+    default_message = "abandoned: shutting down"
 
 
 class RedirectError(FetchError):

@@ -28,6 +28,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from podarchive.errors import (
+    Abandoned,
     BlockedURL,
     BodyTooLarge,
     FetchError,
@@ -204,6 +205,12 @@ class Fetcher:
         )
         self._hosts = HostLimiter(s.per_host, s.host_gap, blocked_hosts)
         self._resolve = resolver
+        self._abort = threading.Event()
+
+    def abort(self) -> None:
+        """Give up every request in flight and refuse new ones (they raise Abandoned)."""
+        self._abort.set()
+        self._client.close()
 
     def __enter__(self) -> Fetcher:
         return self
@@ -338,6 +345,8 @@ class Fetcher:
         log: list[FetchRecord],
     ) -> tuple[int, dict[str, str], bytes, int]:
         """One request, logged. Returns status, lower-cased headers, decoded body, ms."""
+        if self._abort.is_set():
+            raise Abandoned(url=url)
         started_at, start = _now_iso(), time.monotonic()
         status: int | None = None
         size = 0
@@ -354,9 +363,15 @@ class Fetcher:
             log.append(_record(url, kind, started_at, start, status, size, str(e)))
             raise
         except httpx.HTTPError as e:
+            if self._abort.is_set():
+                raise Abandoned(url=url) from e
             error = self._translate(e, url)
             log.append(_record(url, kind, started_at, start, status, size, str(error)))
             raise error from e
+        except Exception as e:  # e.g. "the client has been closed" after abort()
+            if self._abort.is_set():
+                raise Abandoned(url=url) from e
+            raise
         ms = int((time.monotonic() - start) * 1000)
         error_text = None if status < 400 else _status_reason(status)
         log.append(FetchRecord(url, kind, started_at, ms, status, size, error_text))
@@ -373,6 +388,8 @@ class Fetcher:
         chunks: list[bytes] = []
         raw_size = size = 0
         for chunk in response.iter_raw():
+            if self._abort.is_set():
+                raise Abandoned()
             if time.monotonic() - start > self.settings.deadline:
                 raise FetchTimeout(  # not transient: a drip would only drip again
                     f"timeout: no complete response after {self.settings.deadline:g} s"

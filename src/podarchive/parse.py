@@ -71,8 +71,8 @@ def parse_feed(
     """Parse a feed body. ``headers`` are the HTTP response's; ``url`` only resolves links."""
     if not body.strip():
         raise ParseError("empty body")
-    result = _run_feedparser(body, _feedparser_headers(headers, url))
-    scan = _scan(body)
+    result = _run_feedparser(body, _feedparser_headers(headers, url, body))
+    scan = _scan(body, _get(result, "encoding"))
     _refuse_unusable(body, result, scan)
     feed: FPDict = _get(result, "feed") or {}
     entries: list[FPDict] = list(_get(result, "entries") or [])
@@ -102,17 +102,40 @@ def parse_duration(text: str | None) -> int | None:
 # --- feedparser ------------------------------------------------------------------------
 
 
-def _feedparser_headers(headers: Mapping[str, str] | None, url: str | None) -> dict[str, str]:
+def _feedparser_headers(
+    headers: Mapping[str, str] | None, url: str | None, body: bytes = b""
+) -> dict[str, str]:
     """Lower-cased headers; ``url`` as Content-Location; a default XML Content-Type.
 
     Without a Content-Type feedparser decodes an undeclared body as ISO-8859-1 and flags it;
-    ``application/xml`` gives XML's own rules (declaration, BOM, else UTF-8).
+    ``application/xml`` gives XML's own rules (declaration, BOM, else UTF-8). A body that
+    starts with a byte-order mark is decoded by it whatever the header's charset or the XML
+    declaration say (RFC 7303 section 3.2); feedparser would let either of them win.
     """
     lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
     if url:
         lowered["content-location"] = url
-    lowered["content-type"] = _xml_content_type(lowered.get("content-type", ""))
+    bom = _bom_charset(body)
+    lowered["content-type"] = (
+        f"application/xml; charset={bom}"
+        if bom
+        else _xml_content_type(lowered.get("content-type", ""))
+    )
     return lowered
+
+
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32be"),
+    (b"\xff\xfe\x00\x00", "utf-32le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16be"),
+    (b"\xff\xfe", "utf-16le"),
+)
+
+
+def _bom_charset(body: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of ``body`` names, if there is one."""
+    return next((charset for bom, charset in _BOMS if body.startswith(bom)), None)
 
 
 _CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
@@ -143,9 +166,10 @@ def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:
     return result
 
 
-def _scan(body: bytes) -> PodcastScan:
+def _scan(body: bytes, encoding: object) -> PodcastScan:
+    """The lxml pass, decoding the body with the encoding feedparser settled on."""
     try:
-        return podcast_ns.scan(body)
+        return podcast_ns.scan(body, encoding if isinstance(encoding, str) else None)
     except Exception:  # the scan only adds detail; feedparser's result stands without it
         return PodcastScan()
 
@@ -241,7 +265,17 @@ def _channel(feed: FPDict, scan: ChannelScan | None) -> Channel:
         funding=raw.funding,
         new_feed_url=raw.new_feed_url or _str(feed, "itunes_new-feed-url"),
         updated=_iso(feed, "updated_parsed") or _iso(feed, "published_parsed"),
+        ttl=_positive_int(_str(feed, "ttl")),
+        update_period=_lower(_str(feed, "sy_updateperiod")),
+        update_frequency=_positive_int(_str(feed, "sy_updatefrequency")),
     )
+
+
+def _positive_int(text: str | None) -> int | None:
+    if text is None or not text.strip().isdigit():
+        return None
+    value = int(text.strip())
+    return value if 0 < value < 10**9 else None
 
 
 def _tag_terms(feed: FPDict) -> tuple[str, ...]:
@@ -274,7 +308,7 @@ def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
     return Episode(
         guid=raw.guid or _str(entry, "id"),
         title=_str(entry, "title"),
-        link=_episode_link(entry),
+        link=_episode_link(entry, raw.guid),
         published=_iso(entry, "published_parsed"),
         updated=_iso(entry, "updated_parsed"),
         summary=_summary(entry, raw, notes),
@@ -310,8 +344,13 @@ def _absolute(episode: Episode, base: str) -> Episode:
     )
 
 
-def _episode_link(entry: FPDict) -> str | None:
-    """The alternate link; a guid feedparser copied into ``link`` only if it is a URL."""
+def _episode_link(entry: FPDict, raw_guid: str | None = None) -> str | None:
+    """The alternate link; a guid feedparser copied into ``link`` only if it is a URL.
+
+    feedparser resolves that copy against the feed URL, so ``<guid>ep-1</guid>`` would
+    become ``https://host/ep-1``: it is the guid as written (``raw_guid``) that must be an
+    absolute http(s) URL.
+    """
     alternates = (
         c for c in _dicts(entry, "links") if (_get(c, "rel") or "alternate") == "alternate"
     )
@@ -321,7 +360,8 @@ def _episode_link(entry: FPDict) -> str | None:
     link = _str(entry, "link")
     if link is None or link != _str(entry, "id"):
         return link
-    return link if link.lower().startswith(("http://", "https://")) else None
+    written = (raw_guid or link).lower()
+    return link if written.startswith(("http://", "https://")) else None
 
 
 def _fp_notes(entry: FPDict) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import httpx
 
 from podarchive import policy
 from podarchive.config import FeedSchedule
-from podarchive.errors import ExtractError, HTTPStatusError, PodarchiveError
+from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
 from podarchive.extract import extract_page
 from podarchive.fetch import Fetcher, FetchRecord
 from podarchive.parse import parse_feed
@@ -106,6 +107,7 @@ class FeedReport:
 class RunReport:
     feeds: list[FeedReport] = field(default_factory=list)
     not_due: int = 0  # scheduled feeds skipped because they were not due yet
+    stopped: bool = False  # the run was asked to stop before it finished
 
     @property
     def failed(self) -> list[FeedReport]:
@@ -419,10 +421,13 @@ def update_due(
     settings: Settings | None = None,
     transport: httpx.BaseTransport | None = None,
     clock: Clock = utcnow,
+    stop: threading.Event | None = None,
 ) -> RunReport:
     """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
     due, waiting = due_feeds(archive, schedules, clock())
-    report = update_feeds(archive, due, settings=settings, transport=transport, clock=clock)
+    report = update_feeds(
+        archive, due, settings=settings, transport=transport, clock=clock, stop=stop
+    )
     report.not_due = waiting
     return report
 
@@ -434,8 +439,14 @@ def update_feeds(
     settings: Settings | None = None,
     transport: httpx.BaseTransport | None = None,
     clock: Clock = utcnow,
+    stop: threading.Event | None = None,
 ) -> RunReport:
-    """Update every feed in ``schedules`` now (and, where enabled, its episode pages)."""
+    """Update every feed in ``schedules`` now (and, where enabled, its episode pages).
+
+    Setting ``stop`` makes the run give up what is in flight and return soon; everything
+    stored so far is committed (one transaction per feed or page), the rest is left for the
+    next run to do.
+    """
     settings = settings or Settings()
     report = RunReport()
     blocks = {
@@ -443,15 +454,19 @@ def update_feeds(
         for host, stamp in archive.host_blocks(iso(clock())).items()
         if (until := parse_iso(stamp)) is not None
     }
-    with (
-        Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher,
-        ThreadPoolExecutor(max(1, settings.concurrency), "podarchive") as pool,
-    ):
-        pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock)
-        _drain(archive, pending, fetcher, pool, report, settings, clock)
+    pool = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
+    with Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher:
+        try:
+            pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock)
+            _drain(archive, pending, fetcher, pool, report, settings, clock, stop)
+        finally:
+            if stop is not None and stop.is_set():
+                fetcher.abort()
+            pool.shutdown(wait=stop is None or not stop.is_set(), cancel_futures=True)
         archive.save_host_blocks(
             {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, iso(clock())
         )
+    report.stopped = bool(stop and stop.is_set())
     return report
 
 
@@ -485,19 +500,27 @@ def _drain(
     report: RunReport,
     settings: Settings,
     clock: Clock,
+    stop: threading.Event | None = None,
 ) -> None:
     """Store outcomes as they arrive, starting each feed's page fetches once it is stored."""
     reports: dict[int, FeedReport] = {}
     while pending:
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+        if stop is not None and stop.is_set():
+            fetcher.abort()
+            for future in pending:
+                future.cancel()
+            pending = set()
         for future in done:
             outcome = future.result()
+            if isinstance(outcome.error, Abandoned):
+                continue  # not the feed's fault: nothing is recorded, the next run redoes it
             if isinstance(outcome, FeedOutcome):
                 feed_report = store_feed(archive, outcome, clock(), settings)
                 report.feeds.append(feed_report)
                 reports[outcome.state.id] = feed_report
                 tasks = archive.pages_to_fetch(outcome.state.id)
-                if not (feed_report.ok and outcome.schedule.pages):
+                if not (feed_report.ok and outcome.schedule.pages) or (stop and stop.is_set()):
                     tasks = []
                 feed_report.pages_pending = len(tasks)
                 pending.update(pool.submit(fetch_page, fetcher, t, outcome.schedule) for t in tasks)

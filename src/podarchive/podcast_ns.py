@@ -12,6 +12,7 @@ at all gives an empty :class:`PodcastScan`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -97,31 +98,62 @@ class PodcastScan:
     items: tuple[ItemScan, ...] = ()
 
 
-def scan(body: bytes) -> PodcastScan:
-    """Read the podcast-namespace tags of a feed body; an empty scan when it won't parse."""
-    root = _parse(body)
+def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
+    """Read the podcast-namespace tags of a feed body; an empty scan when it won't parse.
+
+    ``encoding`` is the one feedparser decoded the body with; None leaves it to the XML rules.
+    """
+    root = _parse(body, encoding) if encoding else None
+    utf8 = root is not None and (encoding or "").lower().replace("_", "-") in ("utf-8", "utf8")
+    if root is None:  # no encoding given, or lxml does not know feedparser's name for it
+        root = _parse(body, None)
     if root is None:
         return PodcastScan()
-    items = tuple(_scan_item(el) for el in _items(root))
+    items = tuple(_scan_item(el, utf8) for el in _items(root))
     channel_el = _channel_element(root)
-    return PodcastScan(root=_split(root.tag)[1], channel=_scan_channel(channel_el), items=items)
-
-
-def _parse(body: bytes) -> etree._Element | None:
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        recover=True,
-        remove_comments=True,
-        remove_pis=True,
+    return PodcastScan(
+        root=_split(root.tag)[1], channel=_scan_channel(channel_el, utf8), items=items
     )
+
+
+def _parse(body: bytes, encoding: str | None) -> etree._Element | None:
     try:
+        parser = etree.XMLParser(
+            encoding=encoding or None,
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            recover=True,
+            remove_comments=True,
+            remove_pis=True,
+        )
         root = etree.fromstring(body.lstrip() if body[:1].isspace() else body, parser)
-    except (etree.LxmlError, ValueError):
+    except (etree.LxmlError, ValueError, LookupError):  # LookupError: unknown encoding name
         return None
     return root if root is not None and isinstance(root.tag, str) else None
+
+
+def _cp1252_table() -> dict[int, str]:
+    table = {}
+    for code in range(0x80, 0xA0):
+        # 0x81, 0x8D, 0x8F, 0x90, 0x9D are undefined in Windows-1252: left alone
+        with contextlib.suppress(UnicodeDecodeError):
+            table[code] = bytes([code]).decode("cp1252")
+    return table
+
+
+_CP1252 = _cp1252_table()
+
+
+def _repair(text: str | None, utf8: bool) -> str | None:
+    """feedparser's repairs of a text (see the module docstring)."""
+    if text is None:
+        return None
+    if utf8:
+        with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):
+            text = text.encode("iso-8859-1").decode("utf-8")
+    return text.translate(_CP1252)
 
 
 def _split(tag: object) -> tuple[str, str]:
@@ -178,7 +210,7 @@ def _attr(el: etree._Element, name: str) -> str | None:
     return value or None
 
 
-def _scan_item(item: etree._Element) -> ItemScan:
+def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
     found: dict[str, str | None] = {}
     transcripts: list[Transcript] = []
     chapters: list[Chapters] = []
@@ -197,7 +229,8 @@ def _scan_item(item: etree._Element) -> ItemScan:
                 )
             )
         elif (key := _item_key(kind, local)) is not None:
-            found.setdefault(key, _raw_text(el) if key in RAW_KEYS else _text(el))
+            text = _raw_text(el) if key in RAW_KEYS else _text(el)
+            found.setdefault(key, text if key == "guid" else _repair(text, utf8))
     return ItemScan(
         guid=found.get("guid") or _attr(item, RDF_ABOUT),
         explicit=found.get("explicit"),
@@ -238,7 +271,7 @@ def _raw_text(el: etree._Element) -> str | None:
     return el.text.strip() or None
 
 
-def _scan_channel(channel: etree._Element) -> ChannelScan:
+def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
     found: dict[str, str | None] = {}
     funding: list[Funding] = []
     categories: list[str] = []
@@ -254,9 +287,9 @@ def _scan_channel(channel: etree._Element) -> ChannelScan:
             "summary",
             "subtitle",
         ):
-            found.setdefault(local, _text(el))
+            found.setdefault(local, _repair(_text(el), utf8))
         elif kind in RSS_TEXT_NAMESPACES and local == "description":
-            found.setdefault("description", _raw_text(el))
+            found.setdefault("description", _repair(_raw_text(el), utf8))
         elif kind == ITUNES and local == "image":
             found.setdefault("image", _attr(el, "href") or _attr(el, "url"))
         elif kind == ITUNES and local == "category":
