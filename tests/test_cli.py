@@ -261,3 +261,13 @@ def test_subprocess_bad_command_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "requires an argument" in result.stderr
+
+
+def test_schedule_user_agent_is_sent(tmp_path: Path, site: LoopbackSite) -> None:
+    site.serve("/f.xml", "<rss version='2.0'><channel><title>T</title></channel></rss>")
+    (tmp_path / "s.toml").write_text(
+        f'[[feed]]\nurl = "{site.url("/f.xml")}"\nuser_agent = "Friendly/2.0"\n'
+    )
+    code, _, err = invoke("run", "--schedules", str(tmp_path), "--db", str(tmp_path / "a.db"))
+    assert (code, err) == (0, "")
+    assert site.requests[0].headers["user-agent"] == "Friendly/2.0"

@@ -265,3 +265,40 @@ def test_private_address_detection() -> None:
     assert private_address("224.0.0.1") == "224.0.0.1"
     assert private_address("93.184.215.14") is None
     assert private_address("x.example", lambda h: ["192.168.1.2"]) == "192.168.1.2"
+
+
+def test_per_host_concurrency_and_gap(site: LoopbackSite) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0}
+    starts: list[float] = []
+
+    def slow(h: BaseHTTPRequestHandler) -> None:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+            starts.append(time.monotonic())
+        time.sleep(0.2)
+        with lock:
+            state["now"] -= 1
+        h.send_response(200)
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"ok")
+
+    site.handle("/slow", slow)
+    settings = Settings(retries=0, per_host=2, host_gap=0.1, concurrency=8)
+    with Fetcher(settings) as fetcher, ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: fetcher.get(site.url("/slow"), kind="page"), range(6)))
+    assert state["most"] == 2
+    gaps = [b - a for a, b in zip(sorted(starts), sorted(starts)[1:], strict=False)]
+    assert min(gaps) >= 0.09
+
+
+def test_user_agent_can_be_set_per_request(site: LoopbackSite) -> None:
+    site.serve("/feed", b"<rss/>")
+    with Fetcher(FAST) as fetcher:
+        fetcher.get(site.url("/feed"), user_agent="MyPodcastBot/1.0")
+    assert site.requests[0].headers["user-agent"] == "MyPodcastBot/1.0"
