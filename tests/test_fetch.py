@@ -294,7 +294,7 @@ def test_per_host_concurrency_and_gap(site: LoopbackSite) -> None:
         list(pool.map(lambda _: fetcher.get(site.url("/slow"), kind="page"), range(6)))
     assert state["most"] == 2
     gaps = [b - a for a, b in zip(sorted(starts), sorted(starts)[1:], strict=False)]
-    assert min(gaps) >= 0.09
+    assert min(gaps) >= 0.07  # 0.1 s apart when sent; the server sees them with some jitter
 
 
 def test_user_agent_can_be_set_per_request(site: LoopbackSite) -> None:

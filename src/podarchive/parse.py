@@ -78,7 +78,7 @@ def parse_feed(
     entries: list[FPDict] = list(_get(result, "entries") or [])
     episodes = (_episode(e, s) for e, s in _align(entries, scan.items))
     return ParsedFeed(
-        channel=_channel(feed, scan.channel if scan.root else None),
+        channel=_channel(feed, scan.channel if scan.root else None, url),
         episodes=tuple(_absolute(e, url) for e in episodes) if url else tuple(episodes),
         version=str(_get(result, "version") or ""),
         warnings=_warnings(result),
@@ -240,7 +240,7 @@ def _one_line(message: object) -> str:
 # --- channel ---------------------------------------------------------------------------
 
 
-def _channel(feed: FPDict, scan: ChannelScan | None) -> Channel:
+def _channel(feed: FPDict, scan: ChannelScan | None, base_url: str | None = None) -> Channel:
     raw = scan or ChannelScan()
     owner = _mapping(feed, "publisher_detail")
     image = _mapping(feed, "image")
@@ -268,6 +268,10 @@ def _channel(feed: FPDict, scan: ChannelScan | None) -> Channel:
         ttl=_positive_int(_str(feed, "ttl")),
         update_period=_lower(_str(feed, "sy_updateperiod")),
         update_frequency=_positive_int(_str(feed, "sy_updatefrequency")),
+        complete=raw.complete,
+        links=tuple(
+            (rel, urljoin(base_url, href) if base_url else href) for rel, href in raw.links
+        ),
     )
 
 

@@ -53,6 +53,7 @@ ITEM_NAMES = frozenset({"item", "entry"})
 KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes"}
 
 PODCAST = "podcast"
+FEED_HISTORY = "http://purl.org/syndication/history/1.0"  # RFC 5005
 ITUNES = "itunes"
 OTHER = ""
 
@@ -89,6 +90,8 @@ class ChannelScan:
     itunes_summary: str | None = None
     itunes_subtitle: str | None = None
     categories: tuple[str, ...] = ()  # itunes:category, nested ones as "Parent > Child"
+    complete: bool = False  # RFC 5005 <fh:complete/>: the feed lists every entry
+    links: tuple[tuple[str, str], ...] = ()  # atom:link (rel, href) of the channel, raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +278,8 @@ def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
     found: dict[str, str | None] = {}
     funding: list[Funding] = []
     categories: list[str] = []
+    links: list[tuple[str, str]] = []
+    complete = False
     for kind, local, el in _children(channel):
         if kind == PODCAST and local in ("guid", "locked"):
             found.setdefault(local, _text(el))
@@ -294,7 +299,13 @@ def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
             found.setdefault("image", _attr(el, "href") or _attr(el, "url"))
         elif kind == ITUNES and local == "category":
             categories.extend(_categories(el, ()))
+        elif kind == FEED_HISTORY and local == "complete":
+            complete = True
+        elif kind in ATOM_NAMESPACES and local == "link" and (href := _attr(el, "href")):
+            links.append(((_attr(el, "rel") or "alternate").lower(), href))
     return ChannelScan(
+        complete=complete,
+        links=tuple(links),
         guid=found.get("guid"),
         locked=found.get("locked"),
         funding=tuple(funding),

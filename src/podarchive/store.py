@@ -205,10 +205,68 @@ def _polite_fetching_v2(db: sqlite_utils.Database) -> None:
     db.table("feed_moves").create_index(["feed_id"])
 
 
+def _history_v3(db: sqlite_utils.Database) -> None:
+    """Issue #4: revisions of episodes and feeds, removed episodes, raw feed snapshots."""
+    episodes = db.table("episodes")
+    for name in ("removed_from_feed_at", "unlisted_at", "version_seen_at"):
+        episodes.add_column(name, str)
+    db.execute("UPDATE episodes SET version_seen_at = first_seen_at")
+    db.table("feeds").add_column("meta_seen_at", str)
+    db.execute("UPDATE feeds SET meta_seen_at = first_seen_at WHERE title IS NOT NULL")
+    db.table("episode_revisions").create(
+        {
+            "id": int, "episode_id": int, "source": str, "seen_from": str, "seen_until": str,
+            "changed": str, "guid": str, "title": str, "published": str, "duration": int,
+            "enclosure_url": str, "enclosure_type": str, "enclosure_length": int,
+            "notes_html": str, "notes_text": str, "page_notes_html": str, "page_notes_text": str,
+        },
+        pk="id",
+        not_null={"episode_id", "source", "seen_until"},
+        foreign_keys=[("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("episode_revisions").create_index(["episode_id", "seen_until"])
+    db.table("episode_revisions").create_index(["seen_until"])
+    db.table("feed_revisions").create(
+        {
+            "id": int, "feed_id": int, "seen_from": str, "seen_until": str, "changed": str,
+            "title": str, "author": str, "image": str, "description": str,
+        },
+        pk="id",
+        not_null={"feed_id", "seen_until"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )  # fmt: skip
+    db.table("feed_revisions").create_index(["feed_id", "seen_until"])
+    db.table("links").add_column("revision_id", int, fk="episode_revisions", fk_col="id")
+    db.execute("DROP INDEX IF EXISTS idx_links_episode_id_source_position")
+    db.execute(
+        "CREATE UNIQUE INDEX idx_links_current ON links (episode_id, source, position) "
+        "WHERE revision_id IS NULL"
+    )
+    db.table("links").create_index(["revision_id"])
+    db.table("snapshots").create(
+        {
+            "id": int, "feed_id": int, "hash": str, "first_fetched_at": str, "url": str,
+            "content_type": str, "size": int, "body": bytes,
+        },
+        pk="id",
+        not_null={"feed_id", "hash", "first_fetched_at", "body"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )  # fmt: skip
+    db.table("snapshots").create_index(["hash"], unique=True)
+    db.table("feed_bodies").create(
+        {"id": int, "feed_id": int, "snapshot_id": int, "seen_at": str},
+        pk="id",
+        not_null={"feed_id", "snapshot_id", "seen_at"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("snapshot_id", "snapshots", "id")],
+    )
+    db.table("feed_bodies").create_index(["feed_id", "seen_at"])
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
     _polite_fetching_v2,
+    _history_v3,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -607,3 +665,23 @@ class Archive:
                 continue
             out[table] = [tuple(r) for r in self.db.execute(f"SELECT * FROM [{table}] ORDER BY 1")]
         return out
+
+    # status (issue 5) ----
+
+    def feed_statuses(self) -> list[dict[str, Any]]:
+        """One dict per feed for ``podarchive status``: its state, episode and page counts."""
+        cursor = self.db.execute(
+            "SELECT f.url, f.name, f.title, f.fetch_url, f.first_seen_at, f.last_fetched_at, "
+            "f.last_success_at, f.last_status, f.last_error, f.last_error_at, f.error_count, "
+            "f.next_due_at, f.gone_at, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id) AS episodes, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'pending') AS pages_pending, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'failed') AS pages_failed, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'empty') AS pages_empty "
+            "FROM feeds f ORDER BY coalesce(f.name, f.title, f.url), f.id"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

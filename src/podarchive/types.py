@@ -89,6 +89,8 @@ class Channel:
     ttl: int | None = None  # RSS <ttl>, minutes
     update_period: str | None = None  # sy:updatePeriod: hourly, daily, weekly, ...
     update_frequency: int | None = None  # sy:updateFrequency: times per period
+    complete: bool = False  # RFC 5005 fh:complete: absent episodes were removed
+    links: tuple[tuple[str, str], ...] = ()  # atom:link (rel, absolute href): next, prev-archive…
 
 
 @dataclass(frozen=True, slots=True)
