@@ -114,7 +114,13 @@ def test_changed_episode_is_updated_and_its_links_replaced(tmp_path: Path) -> No
         assert archive.db.execute("SELECT title, first_seen_at FROM episodes").fetchall() == [
             ("A2", NOW)
         ]
-        assert archive.count("links") == 1
+        # the current notes' link, and the three of the earlier revision
+        current = archive.db.execute("SELECT count(*) FROM links WHERE revision_id IS NULL")
+        assert current.fetchone()[0] == 1
+        assert archive.count("links") == 4
+        assert archive.db.execute("SELECT title, changed FROM episode_revisions").fetchall() == [
+            ("A", "title")
+        ]
         hits = archive.db.execute(
             "SELECT title FROM episodes_fts WHERE episodes_fts MATCH 'A2'"
         ).fetchall()

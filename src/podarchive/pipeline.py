@@ -31,7 +31,15 @@ from podarchive.fetch import Fetcher, FetchRecord
 from podarchive.parse import parse_feed
 from podarchive.rows import channel_row, episode_writes, podcast_identity
 from podarchive.settings import Settings
-from podarchive.store import Archive, EpisodeWrite, FeedState, PageTask, Row, SaveStats
+from podarchive.store import (
+    Archive,
+    EpisodeWrite,
+    FeedState,
+    PageTask,
+    Row,
+    SaveStats,
+    Snapshot,
+)
 from podarchive.types import FetchResult, PageNotes, ParsedFeed
 from podarchive.urls import normalize_url
 
@@ -71,6 +79,8 @@ class FeedOutcome:
     warnings: tuple[str, ...] = ()
     error: PodarchiveError | None = None
     move_to: str | None = None  # a verified itunes:new-feed-url
+    complete: bool = False  # RFC 5005 fh:complete
+    well_formed: bool = True  # parsed without recovering from errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +195,8 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
             episodes=tuple(writes),
             warnings=(*parsed.warnings, *duplicates, *move_note),
             move_to=move_to,
+            complete=parsed.channel.complete,
+            well_formed=not parsed.warnings,
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -333,6 +345,9 @@ def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tup
             content_hash=outcome.content_hash,
             now=iso(now),
             records=outcome.records,
+            complete=outcome.complete,
+            mark_absent=outcome.well_formed,
+            snapshot=Snapshot(result.body, result.final_url, result.content_type),
         )
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +27,14 @@ import sqlite_utils
 
 from podarchive.errors import SchemaTooNew, StorageError
 from podarchive.fetch import FetchRecord
+from podarchive.history import (
+    FEED_TRACKED,
+    TRACKED,
+    absence,
+    changed_feed_fields,
+    changed_fields,
+    find_churned,
+)
 from podarchive.types import Link
 
 Row = dict[str, Any]
@@ -56,6 +65,11 @@ EPISODE_COLUMNS = (
     "persons", "page_url",
 )  # fmt: skip
 PAGE_RETRY_STATUSES = ("pending", "failed", "empty")
+REVISION_COLUMNS = (
+    "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
+    "enclosure_length", "notes_html", "notes_text", "page_notes_html", "page_notes_text",
+)  # fmt: skip
+STORED_TRACKED = tuple(dict.fromkeys(c for cols in TRACKED.values() for c in cols))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +108,15 @@ class EpisodeWrite:
     key: str
     row: Row
     links: tuple[Link, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A raw feed body as fetched, for provenance and ``reparse``."""
+
+    body: bytes
+    url: str
+    content_type: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +231,10 @@ def _polite_fetching_v2(db: sqlite_utils.Database) -> None:
 def _history_v3(db: sqlite_utils.Database) -> None:
     """Issue #4: revisions of episodes and feeds, removed episodes, raw feed snapshots."""
     episodes = db.table("episodes")
-    for name in ("removed_from_feed_at", "unlisted_at", "version_seen_at"):
+    for name in ("removed_from_feed_at", "unlisted_at", "version_seen_at", "page_version_seen_at"):
         episodes.add_column(name, str)
     db.execute("UPDATE episodes SET version_seen_at = first_seen_at")
+    db.execute("UPDATE episodes SET page_version_seen_at = page_fetched_at")
     db.table("feeds").add_column("meta_seen_at", str)
     db.execute("UPDATE feeds SET meta_seen_at = first_seen_at WHERE title IS NOT NULL")
     db.table("episode_revisions").create(
@@ -475,22 +499,60 @@ class Archive:
         content_hash: str,
         now: str,
         records: Iterable[FetchRecord],
+        complete: bool = False,
+        mark_absent: bool = True,
+        snapshot: Snapshot | None = None,
     ) -> SaveStats:
-        """Store one parsed feed in one transaction. Unchanged episodes are not touched."""
+        """Store one parsed feed in one transaction. Unchanged episodes are not touched.
+
+        Tracked changes become revisions, absent episodes are marked removed or no longer
+        listed (unless ``mark_absent`` is false: a malformed body is no evidence of removal),
+        and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
+        """
         with self.transaction():
-            self._update_meta(feed_id, meta)
-            stats = self._upsert_episodes(feed_id, episodes, now)
+            self._update_meta(feed_id, meta, now)
+            stats = self._upsert_episodes(
+                feed_id, episodes, now, complete=complete, mark_absent=mark_absent
+            )
             self._update_fetch_state(feed_id, status, etag, last_modified, content_hash, now)
+            if snapshot is not None:
+                self._keep_snapshot(feed_id, content_hash, snapshot, now)
             self._log(records, feed_id=feed_id)
         return stats
 
-    def _update_meta(self, feed_id: int, meta: Row) -> None:
+    def _update_meta(self, feed_id: int, meta: Row, now: str) -> None:
+        old = self.db.execute(
+            f"SELECT meta_seen_at, {', '.join(FEED_TRACKED)} FROM feeds WHERE id = ?", [feed_id]
+        ).fetchone()
+        seen_from, previous = old[0], dict(zip(FEED_TRACKED, old[1:], strict=True))
+        changed = changed_feed_fields(previous, meta) if seen_from else []
+        if changed:
+            marks = ", ".join("?" * len(FEED_TRACKED))
+            self.db.execute(
+                "INSERT INTO feed_revisions (feed_id, seen_from, seen_until, changed, "
+                f"{', '.join(FEED_TRACKED)}) VALUES (?, ?, ?, ?, {marks})",
+                [feed_id, seen_from, now, ",".join(changed), *previous.values()],
+            )
         assignments = ", ".join(f"{c} = :{c}" for c in FEED_META_COLUMNS)
-        changed = " OR ".join(f"{c} IS NOT :{c}" for c in FEED_META_COLUMNS)
+        differs = " OR ".join(f"{c} IS NOT :{c}" for c in FEED_META_COLUMNS)
         values = {c: meta.get(c) for c in FEED_META_COLUMNS}
         self.db.execute(
-            f"UPDATE feeds SET {assignments} WHERE id = :id AND ({changed})",
-            {**values, "id": feed_id},
+            f"UPDATE feeds SET {assignments}, meta_seen_at = CASE WHEN :renew OR meta_seen_at "
+            f"IS NULL THEN :now ELSE meta_seen_at END WHERE id = :id AND ({differs})",
+            {**values, "id": feed_id, "now": now, "renew": bool(changed)},
+        )
+
+    def _keep_snapshot(self, feed_id: int, digest: str, snapshot: Snapshot, now: str) -> None:
+        self.db.execute(
+            "INSERT INTO snapshots (feed_id, hash, first_fetched_at, url, content_type, size, "
+            "body) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING",
+            [feed_id, digest, now, snapshot.url, snapshot.content_type, len(snapshot.body),
+             zlib.compress(snapshot.body, 6)],
+        )  # fmt: skip
+        self.db.execute(
+            "INSERT INTO feed_bodies (feed_id, snapshot_id, seen_at) "
+            "SELECT ?, id, ? FROM snapshots WHERE hash = ?",
+            [feed_id, now, digest],
         )
 
     def _update_fetch_state(
@@ -511,68 +573,128 @@ class Archive:
              "hash": content_hash, "id": feed_id},
         )  # fmt: skip
 
-    def _upsert_episodes(
-        self, feed_id: int, episodes: Sequence[EpisodeWrite], now: str
-    ) -> SaveStats:
-        stored = {
-            key: (episode_id, digest, page_url)
-            for episode_id, key, digest, page_url in self.db.execute(
-                "SELECT id, key, row_hash, page_url FROM episodes WHERE feed_id = ?", [feed_id]
-            ).fetchall()
-        }
-        new = changed = unchanged = 0
-        for episode in episodes:
-            digest = row_hash(episode.row, episode.links)
-            previous = stored.get(episode.key)
-            if previous is not None and previous[1] == digest:
-                unchanged += 1
-                continue
-            episode_id = self._write_episode(feed_id, episode, digest, now, previous)
-            self._replace_links(episode_id, "feed", episode.links)
-            if previous is None:
-                new += 1
-            else:
-                changed += 1
-        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+    def _stored_episodes(self, feed_id: int) -> dict[str, Row]:
+        columns = ("id", "key", "row_hash", "version_seen_at", "removed_from_feed_at",
+                   "unlisted_at", *STORED_TRACKED)  # fmt: skip
+        rows = self.db.execute(
+            f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ?", [feed_id]
+        ).fetchall()
+        return {row[1]: dict(zip(columns, row, strict=True)) for row in rows}
 
-    def _write_episode(
+    def _upsert_episodes(
         self,
         feed_id: int,
-        episode: EpisodeWrite,
-        digest: str,
+        episodes: Sequence[EpisodeWrite],
         now: str,
-        previous: tuple[int, str, str | None] | None,
-    ) -> int:
+        *,
+        complete: bool,
+        mark_absent: bool,
+    ) -> SaveStats:
+        stored = self._stored_episodes(feed_id)
+        listed = {e.key for e in episodes}
+        unlisted = {k: v for k, v in stored.items() if k not in listed}
+        new = changed = unchanged = 0
+        for episode in episodes:
+            previous = stored.get(episode.key)
+            if previous is None and (churned := find_churned(episode.row, unlisted)) is not None:
+                previous = unlisted.pop(churned)
+                stored.pop(churned)
+                self.db.execute(
+                    "UPDATE episodes SET key = ? WHERE id = ?", [episode.key, previous["id"]]
+                )
+            digest = row_hash(episode.row, episode.links)
+            if previous is not None and previous["row_hash"] == digest:
+                unchanged += 1
+                continue
+            if previous is None:
+                episode_id = self._insert_episode(feed_id, episode, digest, now)
+                new += 1
+            else:
+                episode_id = previous["id"]
+                self._update_episode(episode, digest, now, previous)
+                changed += 1
+            self._replace_links(episode_id, "feed", episode.links)
+        if mark_absent:
+            self._mark_absent(unlisted, episodes, now, complete)
+        self._clear_absence(stored, listed)
+        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+
+    def _insert_episode(self, feed_id: int, episode: EpisodeWrite, digest: str, now: str) -> int:
         values = {c: episode.row.get(c) for c in EPISODE_COLUMNS}
-        if previous is None:
-            page_status = "pending" if values["page_url"] else None
-            cursor = self.db.execute(
-                f"INSERT INTO episodes (feed_id, key, {', '.join(EPISODE_COLUMNS)}, "
-                "page_status, first_seen_at, row_hash) VALUES (:feed_id, :key, "
-                f"{', '.join(':' + c for c in EPISODE_COLUMNS)}, :page_status, :now, :hash)",
-                {**values, "feed_id": feed_id, "key": episode.key, "page_status": page_status,
-                 "now": now, "hash": digest},
-            )  # fmt: skip
-            episode_id = cursor.lastrowid
-            assert episode_id is not None
-            return episode_id
-        episode_id = previous[0]
+        page_status = "pending" if values["page_url"] else None
+        cursor = self.db.execute(
+            f"INSERT INTO episodes (feed_id, key, {', '.join(EPISODE_COLUMNS)}, "
+            "page_status, first_seen_at, version_seen_at, row_hash) VALUES (:feed_id, :key, "
+            f"{', '.join(':' + c for c in EPISODE_COLUMNS)}, :page_status, :now, :now, :hash)",
+            {**values, "feed_id": feed_id, "key": episode.key, "page_status": page_status,
+             "now": now, "hash": digest},
+        )  # fmt: skip
+        episode_id = cursor.lastrowid
+        assert episode_id is not None
+        return episode_id
+
+    def _update_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> None:
+        """Rewrite a changed episode; tracked changes first keep the earlier values."""
+        values = {c: episode.row.get(c) for c in EPISODE_COLUMNS}
+        changed = changed_fields(previous, values)
+        if changed:
+            self._add_revision(previous["id"], "feed", changed, now)
         assignments = ", ".join(f"{c} = :{c}" for c in EPISODE_COLUMNS)
         # A changed episode gets its page looked at again (conditionally, when we have
         # validators); a page URL that changed starts from scratch.
         self.db.execute(
             f"UPDATE episodes SET {assignments}, row_hash = :hash, "
+            "version_seen_at = CASE WHEN :renew THEN :now ELSE version_seen_at END, "
             "page_status = CASE WHEN :page_url IS NULL THEN NULL ELSE 'pending' END, "
             "page_etag = CASE WHEN page_url IS :page_url THEN page_etag END, "
             "page_last_modified = CASE WHEN page_url IS :page_url THEN page_last_modified END "
             "WHERE id = :id",
-            {**values, "hash": digest, "id": episode_id},
+            {**values, "hash": digest, "id": previous["id"], "now": now, "renew": bool(changed)},
         )
-        return episode_id
+
+    def _add_revision(self, episode_id: int, source: str, changed: Sequence[str], now: str) -> None:
+        """Keep the episode's current tracked values (and its links of ``source``) as a revision."""
+        seen_from = "page_version_seen_at" if source == "page" else "version_seen_at"
+        cursor = self.db.execute(
+            f"INSERT INTO episode_revisions (episode_id, source, seen_from, seen_until, changed, "
+            f"{', '.join(REVISION_COLUMNS)}) SELECT id, ?, {seen_from}, ?, ?, "
+            f"{', '.join(REVISION_COLUMNS)} FROM episodes WHERE id = ?",
+            [source, now, ",".join(changed), episode_id],
+        )
+        self.db.execute(
+            "UPDATE links SET revision_id = ? WHERE episode_id = ? AND source = ? "
+            "AND revision_id IS NULL",
+            [cursor.lastrowid, episode_id, source],
+        )
+
+    def _mark_absent(
+        self, absent: Mapping[str, Row], listed: Sequence[EpisodeWrite], now: str, complete: bool
+    ) -> None:
+        dates = [e.row.get("published") for e in listed]
+        for row in absent.values():
+            if row["removed_from_feed_at"] or row["unlisted_at"]:
+                continue
+            column = (
+                "removed_from_feed_at"
+                if absence(row["published"], dates, complete) == "removed"
+                else "unlisted_at"
+            )
+            self.db.execute(f"UPDATE episodes SET {column} = ? WHERE id = ?", [now, row["id"]])
+
+    def _clear_absence(self, stored: Mapping[str, Row], listed: set[str]) -> None:
+        for key, row in stored.items():
+            if key in listed and (row["removed_from_feed_at"] or row["unlisted_at"]):
+                self.db.execute(
+                    "UPDATE episodes SET removed_from_feed_at = NULL, unlisted_at = NULL "
+                    "WHERE id = ?",
+                    [row["id"]],
+                )
 
     def _replace_links(self, episode_id: int, source: str, links: Sequence[Link]) -> None:
+        """Replace the current links of ``source`` (those of earlier revisions stay)."""
         self.db.execute(
-            "DELETE FROM links WHERE episode_id = ? AND source = ?", [episode_id, source]
+            "DELETE FROM links WHERE episode_id = ? AND source = ? AND revision_id IS NULL",
+            [episode_id, source],
         )
         self.db.conn.executemany(
             "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text) "
@@ -617,6 +739,17 @@ class Archive:
                     [now, task.episode_id],
                 )
             elif status == "ok":
+                before = self.db.execute(
+                    "SELECT page_notes_html FROM episodes WHERE id = ?", [task.episode_id]
+                ).fetchone()
+                renew = before is None or before[0] != notes_html
+                if before is not None and before[0] is not None and renew:
+                    self._add_revision(task.episode_id, "page", ["page_notes"], now)
+                if renew:
+                    self.db.execute(
+                        "UPDATE episodes SET page_version_seen_at = ? WHERE id = ?",
+                        [now, task.episode_id],
+                    )
                 self.db.execute(
                     "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
                     "page_extractor = ?, page_notes_html = ?, page_notes_text = ?, "

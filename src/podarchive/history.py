@@ -1,0 +1,80 @@
+"""What counts as a change, the same episode under a new guid, or a removal. Pure.
+
+The archive keeps what a podcast published, including what it later changed or took down:
+
+* an episode's *tracked* fields (:data:`TRACKED`) changing is a revision: the earlier values
+  are kept in ``episode_revisions``; other fields (images, persons, …) are just updated;
+* an item arriving with a new guid whose media file (tracking prefixes and cache busters
+  stripped), or whose title + publish date + duration, matches an episode that is no longer in
+  the feed under its old guid is that episode: the guid change is a revision, not a new episode;
+* an episode absent from a feed marked RFC 5005 ``fh:complete`` was removed. In an ordinary
+  feed it was removed only if it is newer than the oldest episode still listed (it fell out of
+  the middle); older ones merely scrolled off a feed truncated to its latest N items and are
+  "no longer listed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from podarchive.identity import media_identity
+
+TRACKED: dict[str, tuple[str, ...]] = {
+    "guid": ("guid",),
+    "title": ("title",),
+    "published": ("published",),
+    "duration": ("duration",),
+    "enclosure": ("enclosure_url", "enclosure_type", "enclosure_length"),
+    "notes": ("notes_html",),
+}
+FEED_TRACKED = ("title", "author", "image", "description")
+Absence = Literal["removed", "unlisted"]
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Names (keys of :data:`TRACKED`) of the tracked fields that differ."""
+    return [name for name, cols in TRACKED.items() if any(old.get(c) != new.get(c) for c in cols)]
+
+
+def changed_feed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    return [c for c in FEED_TRACKED if old.get(c) != new.get(c)]
+
+
+def _fingerprints(row: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    prints: list[tuple[str, ...]] = []
+    if row.get("enclosure_url"):
+        prints.append(("media", media_identity(str(row["enclosure_url"]))))
+    if row.get("title") and row.get("published") and row.get("duration") is not None:
+        prints.append(
+            ("tpd", str(row["title"]).strip(), str(row["published"]), str(row["duration"]))
+        )
+    return prints
+
+
+def find_churned(new: Mapping[str, Any], candidates: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The key of the candidate that ``new`` is, under a new guid; None when there is none.
+
+    ``candidates`` are stored episodes of the feed that the current body does not list under
+    their own key. The first matching candidate in key order wins, so the choice is
+    deterministic.
+    """
+    wanted = set(_fingerprints(new))
+    if not wanted:
+        return None
+    for key in sorted(candidates):
+        if wanted & set(_fingerprints(candidates[key])):
+            return key
+    return None
+
+
+def absence(
+    published: str | None, listed_published: Sequence[str | None], complete: bool
+) -> Absence:
+    """Why an archived episode is missing from the feed's current body."""
+    if complete:
+        return "removed"
+    dates = [d for d in listed_published if d]
+    if published and dates and published >= min(dates):
+        return "removed"
+    return "unlisted"
