@@ -69,6 +69,10 @@ REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
     "enclosure_length", "notes_html", "notes_text", "page_notes_html", "page_notes_text",
 )  # fmt: skip
+HISTORY_EPISODE_COLUMNS = (
+    *EPISODE_COLUMNS, "row_hash", "first_seen_at", "version_seen_at",
+    "removed_from_feed_at", "unlisted_at",
+)  # fmt: skip
 STORED_TRACKED = tuple(dict.fromkeys(c for cols in TRACKED.values() for c in cols))
 
 
@@ -117,6 +121,17 @@ class Snapshot:
     body: bytes
     url: str
     content_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedHistory:
+    """One feed's feed-derived state, keyed by episode key rather than row ids."""
+
+    meta: Row
+    feed_revisions: list[Row]
+    episodes: list[Row]
+    revisions: list[Row]  # feed-side episode revisions, with their old id as "revision"
+    links: list[Row]  # feed links; "revision" is the old revision id, or None when current
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,6 +716,173 @@ class Archive:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(episode_id, source, *_link_values(link)) for link in links],
         )
+
+    # snapshots and reparse ---------------------------------------------------------------
+
+    def feed_observations(self, feed_id: int) -> list[tuple[str, bytes, str, str | None]]:
+        """Every distinct body the feed was parsed from, in order: (seen_at, body, url, type)."""
+        rows = self.db.execute(
+            "SELECT b.seen_at, s.body, s.url, s.content_type FROM feed_bodies b "
+            "JOIN snapshots s ON s.id = b.snapshot_id WHERE b.feed_id = ? ORDER BY b.seen_at, b.id",
+            [feed_id],
+        ).fetchall()
+        return [(at, zlib.decompress(body), url, kind) for at, body, url, kind in rows]
+
+    def feeds(self) -> list[tuple[int, str, str | None]]:
+        """(id, url, name) of every feed in the archive."""
+        return [tuple(r) for r in self.db.execute("SELECT id, url, name FROM feeds ORDER BY id")]
+
+    def export_history(self, feed_id: int) -> FeedHistory:
+        """The feed-derived state of one feed, by episode key (what ``reparse`` rebuilds)."""
+        meta = self.db.execute(
+            f"SELECT {', '.join(FEED_META_COLUMNS)}, meta_seen_at FROM feeds WHERE id = ?",
+            [feed_id],
+        ).fetchone()
+        feed_revisions = self._rows(
+            f"SELECT seen_from, seen_until, changed, {', '.join(FEED_TRACKED)} FROM feed_revisions "
+            "WHERE feed_id = ? ORDER BY seen_until, id",
+            feed_id,
+        )
+        episodes = self._rows(
+            f"SELECT key, {', '.join(HISTORY_EPISODE_COLUMNS)} FROM episodes WHERE feed_id = ? "
+            "ORDER BY id",
+            feed_id,
+        )
+        revisions = self._rows(
+            "SELECT e.key, r.id AS revision, r.seen_from, r.seen_until, r.changed, "
+            f"{', '.join('r.' + c for c in REVISION_COLUMNS)} FROM episode_revisions r "
+            "JOIN episodes e ON e.id = r.episode_id WHERE e.feed_id = ? AND r.source = 'feed' "
+            "ORDER BY r.seen_until, r.id",
+            feed_id,
+        )
+        links = self._rows(
+            "SELECT e.key, l.revision_id AS revision, l.position, l.url, l.normalized_url, "
+            "l.domain, l.text FROM links l JOIN episodes e ON e.id = l.episode_id "
+            "WHERE e.feed_id = ? AND l.source = 'feed' ORDER BY l.id",
+            feed_id,
+        )
+        columns = (*FEED_META_COLUMNS, "meta_seen_at")
+        return FeedHistory(
+            dict(zip(columns, meta, strict=True)), feed_revisions, episodes, revisions, links
+        )
+
+    def _rows(self, sql: str, *params: Any) -> list[Row]:
+        cursor = self.db.execute(sql, list(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def import_history(self, feed_id: int, history: FeedHistory) -> SaveStats:
+        """Replace one feed's feed-derived state with ``history``, in one transaction.
+
+        Page notes, page links and page revisions stay as they are; episodes the history
+        does not know are kept untouched (nothing is ever lost).
+        """
+        with self.transaction():
+            meta = history.meta
+            self.db.execute(
+                f"UPDATE feeds SET {', '.join(f'{c} = :{c}' for c in meta)} WHERE id = :id",
+                {**meta, "id": feed_id},
+            )
+            self.db.execute("DELETE FROM feed_revisions WHERE feed_id = ?", [feed_id])
+            for rev in history.feed_revisions:
+                self.db.execute(
+                    f"INSERT INTO feed_revisions (feed_id, {', '.join(rev)}) VALUES "
+                    f"(:feed_id, {', '.join(':' + c for c in rev)})",
+                    {**rev, "feed_id": feed_id},
+                )
+            ids, stats = self._import_episodes(feed_id, history.episodes)
+            revision_ids = self._import_revisions(ids, history.revisions)
+            self._import_links(ids, revision_ids, history.links)
+        return stats
+
+    def _import_episodes(
+        self, feed_id: int, episodes: Sequence[Row]
+    ) -> tuple[dict[str, int], SaveStats]:
+        ids: dict[str, int] = {}
+        new = changed = unchanged = 0
+        for row in episodes:
+            found = self.db.execute(
+                "SELECT id, row_hash FROM episodes WHERE feed_id = ? AND key = ?",
+                [feed_id, row["key"]],
+            ).fetchone()
+            values = {c: row[c] for c in HISTORY_EPISODE_COLUMNS}
+            if found is None:
+                cursor = self.db.execute(
+                    f"INSERT INTO episodes (feed_id, key, {', '.join(values)}, page_status) "
+                    f"VALUES (:feed_id, :key, {', '.join(':' + c for c in values)}, "
+                    "CASE WHEN :page_url IS NULL THEN NULL ELSE 'pending' END)",
+                    {**values, "feed_id": feed_id, "key": row["key"]},
+                )
+                assert cursor.lastrowid is not None
+                ids[row["key"]] = cursor.lastrowid
+                new += 1
+                continue
+            ids[row["key"]] = found[0]
+            changed, unchanged = (
+                (changed + 1, unchanged)
+                if found[1] != row["row_hash"]
+                else (changed, unchanged + 1)
+            )
+            self.db.execute(
+                f"UPDATE episodes SET {', '.join(f'{c} = :{c}' for c in values)} WHERE id = :id",
+                {**values, "id": found[0]},
+            )
+        return ids, SaveStats(new=new, changed=changed, unchanged=unchanged)
+
+    def _import_revisions(self, ids: Mapping[str, int], revisions: Sequence[Row]) -> dict[int, int]:
+        """Replace the feed revisions of these episodes; returns old revision id → new id.
+
+        The page notes an earlier revision recorded come along from the revision it replaces
+        (snapshots hold only the feed side).
+        """
+        marks = ", ".join("?" * len(ids)) or "NULL"
+        old = {
+            (r["episode_id"], r["seen_until"]): r
+            for r in self._rows(
+                "SELECT episode_id, seen_until, id, page_notes_html, page_notes_text "
+                f"FROM episode_revisions WHERE source = 'feed' AND episode_id IN ({marks})",
+                *ids.values(),
+            )
+        }
+        if old:
+            old_marks = ", ".join("?" * len(old))
+            old_ids = [r["id"] for r in old.values()]
+            self.db.execute(f"DELETE FROM links WHERE revision_id IN ({old_marks})", old_ids)
+            self.db.execute(f"DELETE FROM episode_revisions WHERE id IN ({old_marks})", old_ids)
+        mapping: dict[int, int] = {}
+        for rev in revisions:
+            episode_id = ids[rev["key"]]
+            kept = old.get((episode_id, rev["seen_until"]), {})
+            values = {c: rev[c] for c in ("seen_from", "seen_until", "changed", *REVISION_COLUMNS)}
+            values["page_notes_html"] = kept.get("page_notes_html", values["page_notes_html"])
+            values["page_notes_text"] = kept.get("page_notes_text", values["page_notes_text"])
+            cursor = self.db.execute(
+                f"INSERT INTO episode_revisions (episode_id, source, {', '.join(values)}) "
+                f"VALUES (:episode_id, 'feed', {', '.join(':' + c for c in values)})",
+                {**values, "episode_id": episode_id},
+            )
+            assert cursor.lastrowid is not None
+            mapping[rev["revision"]] = cursor.lastrowid
+        return mapping
+
+    def _import_links(
+        self, ids: Mapping[str, int], revision_ids: Mapping[int, int], links: Sequence[Row]
+    ) -> None:
+        for episode_id in ids.values():
+            self.db.execute(
+                "DELETE FROM links WHERE episode_id = ? AND source = 'feed' "
+                "AND revision_id IS NULL",
+                [episode_id],
+            )
+        self.db.conn.executemany(
+            "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text, "
+            "revision_id) VALUES (?, 'feed', ?, ?, ?, ?, ?, ?)",
+            [
+                (ids[li["key"]], li["position"], li["url"], li["normalized_url"], li["domain"],
+                 li["text"], revision_ids.get(li["revision"]) if li["revision"] else None)
+                for li in links
+            ],
+        )  # fmt: skip
 
     # pages --------------------------------------------------------------------------------
 
