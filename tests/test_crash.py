@@ -53,6 +53,7 @@ ENV = {  # one host serves everything: no politeness gap, no retries of a dying 
     "PODARCHIVE_CONNECT_TIMEOUT": "5",
     "PODARCHIVE_READ_TIMEOUT": "5",
 }
+OBSERVATION_LOGS = {"fetches", "feed_bodies", "snapshots"}
 VOLATILE = {"id", "feed_id", "episode_id", "not_before"}  # plus every column named *_at
 
 
@@ -276,11 +277,15 @@ def content(db: Path) -> dict[str, list[dict[str, Any]]]:
         tables = [
             r[0]
             for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if r[0] != "fetches" and not r[0].startswith(("episodes_fts", "sqlite_"))
+            # the logs of what was fetched and seen legitimately differ: the crashed archive
+            # saw every intermediate body, the clean one only the last
+            if r[0] not in OBSERVATION_LOGS and not r[0].startswith(("episodes_fts", "sqlite_"))
         ]
         for table in sorted(tables):
             columns = [r[1] for r in conn.execute(f"PRAGMA table_info([{table}])")]
             kept = [c for c in columns if c not in VOLATILE and not c.endswith("_at")]
+            if not kept:
+                continue
             select = ", ".join(f"t.[{c}]" for c in kept)
             if table == "episodes":
                 sql = (
