@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback import LoopbackSite
 
 from podarchive.config import FeedSchedule
 from podarchive.pipeline import update_feeds
@@ -58,3 +59,77 @@ def test_datasette_follows_foreign_keys(archive_db: Path) -> None:
     assert rows
     for row in rows:
         assert row["episode_id"]["label"] == titles[row["episode_id"]["value"]]
+
+
+def test_datasette_sees_every_foreign_key(archive_db: Path) -> None:
+    tables = {t["name"]: t for t in get_json(archive_db, "/archive.json")["tables"]}
+    outgoing = {
+        (name, fk["column"]): fk["other_table"]
+        for name, table in tables.items()
+        for fk in table["foreign_keys"]["outgoing"]
+    }
+    assert {
+        ("episodes", "feed_id"): "feeds",
+        ("links", "episode_id"): "episodes",
+        ("links", "revision_id"): "episode_revisions",
+        ("fetches", "feed_id"): "feeds",
+        ("fetches", "episode_id"): "episodes",
+        ("episode_revisions", "episode_id"): "episodes",
+        ("feed_revisions", "feed_id"): "feeds",
+        ("snapshots", "feed_id"): "feeds",
+        ("feed_bodies", "feed_id"): "feeds",
+        ("feed_bodies", "snapshot_id"): "snapshots",
+        ("feed_moves", "feed_id"): "feeds",
+        ("feed_redirects", "feed_id"): "feeds",
+    }.items() <= outgoing.items()
+    # every *_id column of every table is a declared foreign key, so Datasette links it
+    for name, table in tables.items():
+        for column in table["columns"]:
+            if column.endswith("_id") and not table["hidden"]:
+                assert (name, column) in outgoing, (name, column)
+    # the FTS index and its shadow tables are hidden; the archive's own tables are not
+    hidden = {name for name, table in tables.items() if table["hidden"]}
+    assert hidden == {name for name in tables if name.startswith("episodes_fts")}
+
+
+def test_datasette_shows_identity_and_title_first(archive_db: Path) -> None:
+    tables = {t["name"]: t for t in get_json(archive_db, "/archive.json")["tables"]}
+    for name, table in tables.items():
+        if not table["hidden"]:
+            assert table["primary_keys"] == (["host"] if name == "hosts" else ["id"]), name
+    episodes = tables["episodes"]["columns"]
+    assert episodes[:2] == ["id", "feed_id"]
+    assert episodes.index("title") < 5 < episodes.index("notes_html")
+    assert tables["feeds"]["columns"][:4] == ["id", "url", "name", "title"]
+
+
+def test_bare_datasette_labels_episodes_with_their_feed(archive_db: Path) -> None:
+    rows = get_json(archive_db, "/archive/episodes.json?_shape=array&_labels=on&title=Strides")
+    assert rows[0]["feed_id"]["label"] == "PyTorch Developer Podcast"
+
+
+def test_bare_datasette_escapes_show_notes(tmp_path: Path, site: LoopbackSite) -> None:
+    evil = "<p>Hi <script>alert(1)</script><img src=x onerror=alert(2)> there</p>"
+    site.serve(
+        "/evil.xml",
+        '<?xml version="1.0"?><rss version="2.0" '
+        'xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Evil</title>'
+        "<item><guid>e1</guid><title>Evil episode</title>"
+        f"<content:encoded><![CDATA[{evil}]]></content:encoded></item></channel></rss>",
+    )
+    db = tmp_path / "archive.db"
+    with Archive(db) as archive:
+        update_feeds(
+            archive,
+            [FeedSchedule(url=site.url("/evil.xml"), pages=False)],
+            settings=Settings(host_gap=0),
+        )
+
+    async def pages() -> list[str]:
+        ds = datasette_app.Datasette([str(db)])
+        return [(await ds.client.get(p)).text for p in ("/archive/episodes", "/archive/episodes/1")]
+
+    for html in asyncio.run(pages()):
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "<script>alert(1)</script>" not in html
+        assert "<img src=x onerror" not in html

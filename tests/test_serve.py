@@ -1,0 +1,521 @@
+"""``podarchive serve``: Datasette with the packaged metadata, its canned queries, a browser.
+
+Archives are built by the real pipeline from the PyTorch fixture on a loopback server; the
+history archive is updated from an edited feed (a retitled episode, a new channel
+description, two episodes dropped) and then from a failing one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from loopback import LoopbackSite, Reply, serve_pytorch
+
+from podarchive.cli import cli
+from podarchive.config import FeedSchedule
+from podarchive.pipeline import update_feeds
+from podarchive.serve import SETTINGS, check_archive, make_datasette, metadata_for
+from podarchive.settings import Settings
+from podarchive.store import Archive
+
+pytest.importorskip("datasette.app", reason="datasette is not installed")
+
+RUN_SETTINGS = Settings(
+    connect_timeout=2, read_timeout=2, deadline=10, allow_private_hosts=True, host_gap=0,
+    retry_base=0.01, retries=0,
+)  # fmt: skip
+PODCAST = "PyTorch Developer Podcast"
+METADATA = metadata_for()
+QUERIES = METADATA["databases"]["archive"]["queries"]
+
+
+def run(db: Path, url: str, *, pages: bool = True) -> None:
+    with Archive(db) as archive:
+        update_feeds(
+            archive, [FeedSchedule(url=url, name=PODCAST, pages=pages)], settings=RUN_SETTINGS
+        )
+
+
+def get(db: Path, path: str, *, status: int = 200) -> httpx.Response:
+    async def fetch() -> httpx.Response:
+        response: httpx.Response = await make_datasette(db).client.get(path)
+        return response
+
+    response = asyncio.run(fetch())
+    assert response.status_code == status, response.text[:2000]
+    return response
+
+
+def rows(db: Path, path: str) -> list[dict[str, Any]]:
+    sep = "&" if "?" in path else "?"
+    result: list[dict[str, Any]] = get(db, f"{path}{sep}_shape=array").json()
+    return result
+
+
+def sql(db: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(query, params).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The PyTorch fixture archived once: 9 episodes, their pages and links."""
+    db = tmp_path_factory.mktemp("serve") / "archive.db"
+    with LoopbackSite() as site:
+        run(db, serve_pytorch(site))
+    return db
+
+
+def _drop_item(feed: bytes, title: str) -> bytes:
+    pattern = (
+        rb"\s*<item>(?:(?!</item>).)*?<title>" + re.escape(title.encode()) + rb"</title>.*?</item>"
+    )
+    dropped, n = re.subn(pattern, b"", feed, count=1, flags=re.S)
+    assert n == 1, title
+    return dropped
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three runs: the fixture; then edited (retitled, new description, two dropped); a 404."""
+    db = tmp_path_factory.mktemp("history") / "archive.db"
+    with LoopbackSite() as site:
+        url = serve_pytorch(site)
+        run(db, url)
+        reply = site.routes["/pytorch/feed.xml"]
+        assert isinstance(reply, Reply)
+        feed = reply.body.replace(b"<title>Weak references</title>", b"<title>Weak refs</title>")
+        feed = feed.replace(
+            b"<description><![CDATA[The PyTorch Developer Podcast is",
+            b"<description><![CDATA[Now: the PyTorch Developer Podcast is",
+            1,
+        )
+        feed = _drop_item(feed, "Strides")  # from the middle: removed
+        feed = _drop_item(feed, "Tensor subclasses and Liskov substitution principle")  # oldest
+        reply.body, reply.etag = feed, '"feed-v2"'
+        time.sleep(1.1)  # timestamps have whole seconds: the edit is seen later
+        run(db, url)
+        time.sleep(1.1)
+        site.serve("/pytorch/feed.xml", b"gone for now", status=404)
+        run(db, url)
+    return db
+
+
+# the packaged metadata ------------------------------------------------------------------
+
+
+def test_metadata_is_package_data_and_renders_no_html() -> None:
+    text = json.dumps(METADATA)
+    assert "description_html" not in text  # every description is escaped text
+    assert "plugins" not in METADATA  # no render-html or other plugin
+    assert set(QUERIES) == {
+        "search_notes", "most_linked_domains", "episodes_linking_to", "what_changed",
+        "removed_episodes", "failing_feeds", "episodes_by_year",
+    }  # fmt: skip
+
+
+def test_metadata_follows_the_database_name() -> None:
+    renamed = metadata_for("podcasts")
+    assert set(renamed["databases"]) == {"podcasts"}
+    assert renamed["databases"]["podcasts"] == METADATA["databases"]["archive"]
+
+
+def test_metadata_names_only_tables_and_columns_of_the_schema(tmp_path: Path) -> None:
+    db = tmp_path / "archive.db"
+    Archive(db).close()
+    columns = {
+        table: {row[1] for row in sql(db, f"PRAGMA table_info([{table}])")}
+        for (table,) in sql(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    for table, meta in METADATA["databases"]["archive"]["tables"].items():
+        assert table in columns, table
+        named = set(meta.get("columns", {})) | set(meta.get("units", {}))
+        named |= {f for f in meta.get("facets", []) if isinstance(f, str)}
+        named |= {meta[k] for k in ("label_column", "sort_desc", "fts_pk") if k in meta}
+        assert named <= columns[table], (table, named - columns[table])
+    conn = sqlite3.connect(db)
+    try:
+        for name, query in QUERIES.items():  # each runs on an empty archive with blank params
+            params = dict.fromkeys(re.findall(r":(\w+)", query["sql"]), "")
+            assert conn.execute(query["sql"], params).fetchall() == [], name
+    finally:
+        conn.close()
+
+
+def test_check_archive_refuses_missing_and_foreign_files(tmp_path: Path) -> None:
+    from podarchive.serve import NotAnArchive
+
+    with pytest.raises(NotAnArchive, match="no archive at"):
+        check_archive(tmp_path / "missing.db")
+    (tmp_path / "notes.txt").write_text("not sqlite")
+    with pytest.raises(NotAnArchive, match="not a podarchive archive"):
+        check_archive(tmp_path / "notes.txt")
+    sqlite3.connect(tmp_path / "other.db").execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(NotAnArchive, match="no feeds/episodes"):
+        check_archive(tmp_path / "other.db")
+
+
+# tables, search, facets, labels ---------------------------------------------------------
+
+
+def test_settings_raise_the_facet_time_limit(archive: Path) -> None:
+    settings = get(archive, "/-/settings.json").json()
+    assert settings["facet_time_limit_ms"] == SETTINGS["facet_time_limit_ms"] == 1000
+    assert settings["sql_time_limit_ms"] == 3000
+
+
+def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> None:
+    index = get(archive, "/").text
+    assert "<h1>podarchive</h1>" in index
+    tables = {t["name"]: t for t in get(archive, "/archive.json").json()["tables"]}
+    assert {
+        "feeds", "episodes", "links", "episode_revisions", "feed_revisions", "fetches",
+        "snapshots", "feed_bodies", "feed_moves", "hosts",
+    } <= {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
+    assert tables["feed_redirects"]["hidden"]
+    assert all(t["hidden"] for name, t in tables.items() if name.startswith("episodes_fts"))
+    page = get(archive, "/archive/episodes").text
+    assert "<h1>Episodes</h1>" in page
+    assert "shown escaped" in page  # its description
+    assert "<h1>Podcasts</h1>" in get(archive, "/archive/feeds").text
+
+
+def test_search_episodes(archive: Path) -> None:
+    assert [r["title"] for r in rows(archive, "/archive/episodes.json?_search=strides")] == [
+        "Strides"
+    ]
+    # page notes are searched too: the episode page's words, stemmed by porter
+    found = rows(archive, "/archive/episodes.json?_search=liskov&_col=title")
+    assert [r["title"] for r in found] == ["Tensor subclasses and Liskov substitution principle"]
+
+
+def test_episodes_are_sorted_newest_first(archive: Path) -> None:
+    published = [r["published"] for r in rows(archive, "/archive/episodes.json?_col=published")]
+    assert len(published) == 9
+    assert published == sorted(published, reverse=True)
+
+
+def test_facets_by_feed_page_status_domain_and_kind(archive: Path) -> None:
+    episodes = get(archive, "/archive/episodes.json?_labels=on").json()["facet_results"]
+    assert {k: [(r["label"], r["count"]) for r in v["results"]] for k, v in episodes.items()} == {
+        "feed_id": [(PODCAST, 9)],
+        "page_status": [("ok", 9)],
+        "episode_type": [("full", 9)],
+        "season": [(1, 9)],
+    }
+    links = get(archive, "/archive/links.json").json()["facet_results"]
+    want = sql(archive, "SELECT domain, count(*) FROM links GROUP BY 1 ORDER BY 2 DESC, 1")
+    assert [(r["value"], r["count"]) for r in links["domain"]["results"]] == want
+    assert {r["value"] for r in links["source"]["results"]} == {"feed", "page"}
+    fetches = get(archive, "/archive/fetches.json").json()["facet_results"]
+    assert {r["value"] for r in fetches["kind"]["results"]} == {"feed", "page"}
+    assert [r["value"] for r in fetches["status"]["results"]] == [200]
+
+
+def test_foreign_keys_show_titles(archive: Path) -> None:
+    titles = dict(sql(archive, "SELECT id, title FROM episodes"))
+    links = rows(archive, "/archive/links.json?_labels=on")
+    assert links
+    for link in links:
+        assert link["episode_id"]["label"] == titles[link["episode_id"]["value"]]
+    (episode,) = rows(archive, "/archive/episodes.json?_labels=on&title=Strides")
+    assert episode["feed_id"]["label"] == PODCAST
+
+
+def test_units_filter_and_render(archive: Path) -> None:
+    data = get(archive, "/archive/episodes.json?enclosure_length__gt=18MB").json()
+    big = sql(archive, "SELECT count(*) FROM episodes WHERE enclosure_length > 18000000")[0][0]
+    assert 0 < len(data["rows"]) == big < 9
+    assert data["units"] == {"enclosure_length": "B"}
+    page = get(archive, "/archive/episodes?title=Strides").text
+    assert "19.060705&nbsp;MB" in page
+
+
+# the canned queries ---------------------------------------------------------------------
+
+
+def test_search_notes(archive: Path) -> None:
+    (hit,) = rows(archive, "/archive/search_notes.json?q=strides")
+    assert (hit["podcast"], hit["episode"], hit["published"]) == (
+        PODCAST,
+        "Strides",
+        "2022-05-30T13:00:00Z",
+    )
+    assert "«strides»" in hit["passage"]
+    both = rows(archive, "/archive/search_notes.json?q=dispatcher+sherlock")
+    assert [r["episode"] for r in both] == ["Dispatcher questions with Sherlock"]
+    # any text is a valid search: punctuation and quotes are matched, not FTS5 syntax
+    for q in ("torch.compile", 'say "hi', "xyzzy OR", "(", "tens*", ""):
+        assert rows(archive, f"/archive/search_notes.json?q={q}") == [], q
+
+
+def test_most_linked_domains(archive: Path) -> None:
+    got = rows(archive, "/archive/most_linked_domains.json")
+    pairs = sql(
+        archive,
+        "SELECT domain, episode_id, normalized_url FROM links WHERE revision_id IS NULL",
+    )
+    want: dict[str, tuple[set[Any], set[Any], set[Any]]] = {}
+    for domain, episode, url in pairs:
+        links, urls, episodes = want.setdefault(domain, (set(), set(), set()))
+        links.add((episode, url))
+        urls.add(url)
+        episodes.add(episode)
+    assert {r["domain"]: (r["links"], r["urls"], r["episodes"], r["podcasts"]) for r in got} == {
+        d: (len(ls), len(us), len(es), 1) for d, (ls, us, es) in want.items()
+    }
+    assert got[0]["domain"] == "en.wikipedia.org"
+    counts = [(r["links"], r["episodes"]) for r in got]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_episodes_linking_to_a_domain_or_url(archive: Path) -> None:
+    def episodes(target: str) -> list[tuple[str, str]]:
+        found = rows(archive, f"/archive/episodes_linking_to.json?target={target}")
+        return [(r["episode"], r["source"]) for r in found]
+
+    wikipedia = [
+        ("All about NVIDIA GPUs", "feed"),
+        ("All about NVIDIA GPUs", "page"),
+        ("Tensor subclasses and Liskov substitution principle", "feed"),
+        ("Tensor subclasses and Liskov substitution principle", "page"),
+    ]
+    assert episodes("en.wikipedia.org") == wikipedia
+    assert episodes("wikipedia.org") == wikipedia  # subdomains count
+    assert episodes("WWW.github.com") == [("Strides", "feed"), ("Strides", "page")]
+    assert episodes("https://github.com/pytorch/pytorch/issues/78050") == [
+        ("Strides", "feed"),
+        ("Strides", "page"),
+    ]
+    assert episodes("https://en.wikipedia.org/wiki/Liskov") == wikipedia[2:]  # a URL prefix
+    assert episodes("ikipedia.org") == []  # a domain, not a substring
+    assert episodes("") == []
+
+
+def test_episodes_by_year(archive: Path) -> None:
+    got = rows(archive, "/archive/episodes_by_year.json")
+    assert [(r["year"], r["podcast"], r["episodes"]) for r in got] == [
+        ("2022", PODCAST, 7),
+        ("2021", PODCAST, 2),
+    ]
+    hours = sql(archive, "SELECT round(sum(duration) / 3600.0, 1) FROM episodes")[0][0]
+    assert sum(r["hours"] for r in got) == pytest.approx(hours, abs=0.1)
+
+
+def test_nothing_changed_removed_or_failing_after_one_clean_run(archive: Path) -> None:
+    for name in ("what_changed", "removed_episodes", "failing_feeds"):
+        assert rows(archive, f"/archive/{name}.json") == [], name
+
+
+def test_what_changed(history: Path) -> None:
+    got = rows(history, "/archive/what_changed.json")
+    by_what = {(r["what"], r["episode"]): r for r in got}
+    retitled = by_what[("episode", "Weak refs")]
+    assert retitled["podcast"] == PODCAST
+    assert "title" in retitled["changed"].split(",")
+    assert retitled["previous_title"] == "Weak references"
+    stored = sql(
+        history, "SELECT seen_until FROM episode_revisions WHERE title = 'Weak references'"
+    )
+    assert retitled["changed_at"] in {s for (s,) in stored}
+    feed = by_what[("podcast", None)]
+    assert feed["changed"] == "description"
+    assert feed["previous_title"] is None  # the title did not change
+    assert [r["changed_at"] for r in got] == sorted((r["changed_at"] for r in got), reverse=True)
+
+
+def test_removed_episodes(history: Path) -> None:
+    got = rows(history, "/archive/removed_episodes.json")
+    assert sorted((r["episode"], r["status"]) for r in got) == [
+        ("Strides", "removed from the feed"),
+        ("Tensor subclasses and Liskov substitution principle", "no longer listed"),
+    ]
+    assert all(r["since"] and r["podcast"] == PODCAST for r in got)
+    # nothing is deleted: the removed episodes are still searchable
+    assert [r["title"] for r in rows(history, "/archive/episodes.json?_search=strides")] == [
+        "Strides"
+    ]
+
+
+def test_failing_feeds(history: Path) -> None:
+    (feed,) = rows(history, "/archive/failing_feeds.json")
+    assert (feed["feed"], feed["failures"], feed["last_status"]) == (PODCAST, 1, 404)
+    assert feed["last_error"].startswith("HTTP 404")
+    last_fetch = sql(history, "SELECT max(started_at) FROM fetches WHERE kind = 'feed'")[0][0]
+    assert feed["failing_since"] == last_fetch
+    assert feed["last_success_at"] < feed["failing_since"]
+
+
+def test_revisions_and_snapshots_tables(history: Path) -> None:
+    revisions = rows(history, "/archive/episode_revisions.json?_labels=on")
+    assert revisions
+    assert {r["episode_id"]["label"] for r in revisions} >= {"Weak refs"}
+    until = [r["seen_until"] for r in revisions]
+    assert until == sorted(until, reverse=True)
+    snapshots = get(history, "/archive/snapshots.json").json()
+    assert len(snapshots["rows"]) == 2  # the fixture feed and its edit; the 404 is no feed
+    assert snapshots["units"] == {"size": "B"}
+
+
+# show notes are text: HTML never runs ---------------------------------------------------
+
+EVIL = "<p>Hi <script>alert(1)</script><img src=x onerror=alert(2)> there</p>"
+EVIL_FEED = f"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+<channel><title>Evil &lt;b&gt;podcast&lt;/b&gt;</title><link>http://127.0.0.1/</link>
+<description>x</description>
+<item><guid>evil-1</guid><title>Evil episode</title>
+<pubDate>Mon, 30 May 2022 13:00:00 +0000</pubDate>
+<content:encoded><![CDATA[{EVIL}]]></content:encoded></item>
+</channel></rss>"""
+
+
+@pytest.fixture(scope="module")
+def evil(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("evil") / "archive.db"
+    with LoopbackSite() as site:
+        site.serve("/evil.xml", EVIL_FEED)
+        run(db, site.url("/evil.xml"), pages=False)
+    assert sql(db, "SELECT notes_html FROM episodes") == [(EVIL,)]  # kept as published
+    return db
+
+
+def _assert_escaped(html: str) -> None:
+    assert "<script>alert(1)</script>" not in html
+    assert "<img src=x onerror" not in html.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/archive/episodes",
+        "/archive/episodes/1",
+        "/archive/episodes?_search=there",
+        "/archive?sql=select+notes_html+from+episodes",
+    ],
+)
+def test_show_notes_html_is_shown_escaped(evil: Path, path: str) -> None:
+    html = get(evil, path).text
+    _assert_escaped(html)
+    if path == "/archive/episodes":  # the feed's label, from its title, is escaped too
+        assert "Evil &lt;b&gt;podcast&lt;/b&gt;" in html
+
+
+def test_search_passages_are_text(evil: Path) -> None:
+    (hit,) = rows(evil, "/archive/search_notes.json?q=there")
+    assert "<" not in hit["passage"]
+    assert "«there»" in hit["passage"]
+    page = get(evil, "/archive/search_notes?q=there").text
+    assert "<script>alert" not in page
+
+
+# the command ----------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_missing_archive(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("podarchive: no archive at ")
+
+
+def test_serve_without_datasette_says_how_to_install_it(
+    archive: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "datasette.app", None)  # import fails
+    result = CliRunner().invoke(cli, ["serve", "--db", str(archive)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "podarchive: datasette is not installed: install the datasette extra: "
+        "pip install -e '.[datasette]'\n"
+    )
+
+
+# a real server and a real browser -------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(archive: Path) -> Iterator[str]:
+    """``podarchive serve`` as a subprocess on 127.0.0.1; its base URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podarchive", "serve", "--db", str(archive), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, proc.communicate()[1].decode()
+            try:
+                if httpx.get(f"{base}/-/versions.json", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "podarchive serve did not start in 20 s"
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+
+
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    assert CHROMIUM
+    return subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args,
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_finds_an_episode(server: str, tmp_path: Path) -> None:
+    url = f"{server}/archive/episodes?_search=strides"
+    dom = _chromium(tmp_path, "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr.decode()[-2000:]
+    html = dom.stdout.decode()
+    assert '<td class="col-title type-str">Strides</td>' in html
+    assert "1 row where search matches" in html
+    shot = tmp_path / "s.png"
+    result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,900", url)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
