@@ -281,3 +281,28 @@ def test_complete_feed_is_proof_of_removal(tmp_path: Path, site: LoopbackSite) -
         ("b", 0, 0),
         ("c", 0, 0),
     ]
+
+
+def test_reparse_command(history_db: tuple[Path, Reply, Clock]) -> None:
+    import subprocess
+    import sys
+
+    db, _, _ = history_db
+    before = keyed_dump(db)
+    result = subprocess.run(
+        [sys.executable, "-m", "podarchive", "reparse", "PyTorch", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "PyTorch: 3 bodies replayed; 0 new, 0 changed, 9 unchanged episodes\n"
+    assert keyed_dump(db) == before
+    bad = subprocess.run(
+        [sys.executable, "-m", "podarchive", "reparse", "Nope", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == "podarchive: error: no such feed in the archive: Nope\n"

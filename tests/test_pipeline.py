@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,13 @@ SETTINGS = Settings(
 LAST_SEEN = ("last_fetched_at", "last_success_at", "last_status", "next_due_at")  # last fetch
 
 
-def run(db: Path, *feeds: FeedSchedule, settings: Settings = SETTINGS) -> RunReport:
+def run(
+    db: Path, *feeds: FeedSchedule, settings: Settings = SETTINGS, clock: Any = None
+) -> RunReport:
     with Archive(db) as archive:
-        return update_feeds(archive, feeds, settings=settings)
+        if clock is None:
+            return update_feeds(archive, feeds, settings=settings)
+        return update_feeds(archive, feeds, settings=settings, clock=clock)
 
 
 def rows(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -227,7 +231,9 @@ def test_failed_and_empty_pages_are_recorded_and_retried(
         ("Strides", "failed", "HTTP 500 server error"),
     ]
     serve_pytorch(site)  # the pages come back
-    report = run(db, feed)
+    assert run(db, feed).feeds[0].pages_ok == 0  # failed pages back off between runs: not yet
+    later = datetime.now(UTC) + timedelta(hours=1, minutes=1)
+    report = run(db, feed, clock=lambda: later)
     assert report.feeds[0].pages_ok == 2
     assert rows(db, "SELECT count(*) FROM episodes WHERE page_status = 'ok'") == [(9,)]
 
@@ -293,11 +299,13 @@ def test_page_urls_from_feeds_may_not_reach_private_hosts_by_default(
         ("blocked: private address 127.0.0.1",)
     ]
     assert not any("/episodes/" in r.path for r in site.requests)
-    # the schedule key lifts the guard for that feed
+    # the schedule key lifts the guard for that feed (once the failed pages' back-off is over)
+    later = datetime.now(UTC) + timedelta(hours=1, minutes=1)
     report = run(
         db,
         FeedSchedule(url=pytorch_feed, allow_private_hosts=True),
         settings=SETTINGS.replace(allow_private_hosts=False),
+        clock=lambda: later,
     )
     assert report.feeds[0].pages_ok == 9
 

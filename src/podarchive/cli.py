@@ -28,6 +28,7 @@ from podarchive.config import (
 from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError
 from podarchive.pipeline import RunReport, update_due, update_feeds
+from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.scheduler import validate_cron
 from podarchive.settings import settings_from_env
 from podarchive.store import Archive
@@ -100,7 +101,7 @@ def translate_errors(command: F) -> F:
 def cli(verbose: int) -> None:
     """Archive podcasts: feeds, episode pages, show notes and links, into SQLite.
 
-    Browse the archive with Datasette: ``datasette archive.db``.
+    Browse the archive with Datasette: ``podarchive serve``.
     """
     _setup_logging(verbose)
 
@@ -134,6 +135,14 @@ schedules_option = click.option(
 )
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
 @click.option("--all", "everything", is_flag=True, help="Poll every scheduled feed, due or not.")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="SECONDS",
+    help="If another run holds the archive, wait up to this long for it (default: skip at once).",
+)
 @verbosity
 @translate_errors
 def run(
@@ -143,20 +152,32 @@ def run(
     allow_private_hosts: bool,
     no_pages: bool,
     everything: bool,
+    wait_seconds: float,
 ) -> None:
     """Update the feeds that are due (or every feed with --all, or just the URLs given).
 
     Each feed is due by its schedule (every/cron), later when it keeps failing (exponential
     back-off) or when the server asked for it (Cache-Control, Retry-After, <ttl>). Feeds
     given as URLs are polled at once.
+
+    One run at a time: a run finding the archive's lock (<db>.lock) held by another run or
+    the daemon exits 0 at once with one line, or waits up to --wait SECONDS first.
     """
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+
     settings = settings_from_env()
     if allow_private_hosts:
         settings = settings.replace(allow_private_hosts=True)
     feeds = _adhoc_feeds(urls) if urls else load_schedules(schedules_dir)
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
-    with Archive(db_path) as archive:
+    try:
+        lock = archive_lock(db_path).acquire(wait=wait_seconds)
+    except ArchiveLocked as e:
+        click.echo(f"podarchive: {e}; skipping", err=True)
+        return
+    with lock, Archive(db_path) as archive:
         if urls or everything:
             report = update_feeds(archive, feeds, settings=settings)
         else:
@@ -239,6 +260,394 @@ def add(
     )
     path = add_schedule(schedules_dir, feed)
     click.echo(f"added {url} to {path}")
+
+
+# daemon and status (issue 5) ---------------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+DAEMON_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _daemon_logging() -> None:
+    """INFO by default (one line per feed update), DEBUG with -v; no colours, one line each."""
+    root = logging.getLogger("podarchive")
+    extra = root.level <= logging.DEBUG  # -vv: APScheduler's own INFO lines too
+    root.setLevel(logging.DEBUG if root.level <= logging.INFO else logging.INFO)
+    formatter = logging.Formatter(DAEMON_LOG_FORMAT)
+    for handler in root.handlers:
+        handler.setFormatter(formatter)
+    aps = logging.getLogger("apscheduler")
+    aps.handlers[:] = list(root.handlers)
+    aps.setLevel(logging.INFO if extra else logging.WARNING)
+    aps.propagate = False
+
+
+def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
+    """The daemon's update function: the archive lock, then ``update_due`` for the batch."""
+    import threading
+    from collections.abc import Sequence
+
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+    from podarchive.pipeline import feed_due_at, iso, utcnow
+    from podarchive.scheduler import CycleResult
+
+    def update(feeds: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
+        try:
+            lock = archive_lock(db_path).acquire()
+        except ArchiveLocked as e:
+            return CycleResult(skipped=str(e))
+        with lock, Archive(db_path) as archive:
+            report = update_due(archive, feeds, settings=settings, stop=stop)
+            polled = {f.url for f in report.feeds}
+            blocks = archive.host_blocks(iso(utcnow()))
+            waiting = {}
+            for feed in feeds:
+                state = None if feed.url in polled else archive.feed_state(feed.url)
+                if state is not None and state.gone_at is None:
+                    waiting[feed.url] = feed_due_at(state, feed, blocks)
+        return CycleResult(
+            polled=len(report.feeds),
+            failed=len(report.failed),
+            not_due=report.not_due,
+            waiting=waiting,
+            stopped=report.stopped,
+        )
+
+    return update
+
+
+@cli.command()
+@schedules_option
+@db_option
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let episode-page URLs from feeds reach loopback/private addresses.",
+)
+@click.option(
+    "--tick",
+    type=click.FloatRange(min=0.05),
+    default=2.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often to write the heartbeat and look for changed schedule files.",
+)
+@verbosity
+@translate_errors
+def daemon(schedules_dir: Path, db_path: Path, allow_private_hosts: bool, tick: float) -> None:
+    """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
+
+    One job per feed (every/cron, with jitter); each update cycle takes the archive lock and
+    updates the feeds that are due, as `run` does. SIGHUP, or a change to the schedule files
+    seen on the next tick, reloads the schedules (a bad file keeps the last good schedule).
+    Logs one line per feed update on stderr (-v for more); writes <db>.daemon.json as a
+    heartbeat for `podarchive status`.
+    """
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock, daemon_lock
+    from podarchive.scheduler import Daemon
+    from podarchive.status import heartbeat_path
+
+    _daemon_logging()
+    settings = settings_from_env()
+    if allow_private_hosts:
+        settings = settings.replace(allow_private_hosts=True)
+    feeds = load_schedules(schedules_dir)  # no last good schedule yet: a bad file is exit 2
+    try:
+        life = daemon_lock(db_path).acquire()
+    except ArchiveLocked as e:
+        raise CommandFailure(str(e)) from e
+    with life:
+        try:
+            with archive_lock(db_path), Archive(db_path):
+                pass  # fail now, not in every cycle, when the archive cannot be opened
+        except ArchiveLocked:
+            pass  # a run is using it, so it opens
+        Daemon(
+            load=lambda: load_schedules(schedules_dir),
+            update=_daemon_update(db_path, settings),
+            watch=schedules_dir,
+            heartbeat=heartbeat_path(db_path),
+            tick=tick,
+        ).run(feeds)
+
+
+@cli.command()
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (format 1, see README).")
+@click.option(
+    "--failing-for",
+    default="1d",
+    show_default=True,
+    metavar="INTERVAL",
+    help="Exit 1 when a feed has been failing for longer than this (e.g. 6h, 1d, 1w).",
+)
+@verbosity
+@translate_errors
+def status(db_path: Path, as_json: bool, failing_for: str) -> None:
+    """Show each feed's health and whether the daemon is alive.
+
+    A table: last success, errors, next due, episodes, pages still missing, moves and 410s,
+    then the daemon's heartbeat. Exit 1 when any feed has been failing longer than
+    --failing-for (for monitoring), else 0.
+    """
+    import json
+
+    from podarchive.pipeline import utcnow
+    from podarchive.status import heartbeat_path, read_heartbeat, render_table
+    from podarchive.status import report as status_report
+
+    try:
+        threshold = parse_interval(failing_for)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--failing-for") from e
+    if not db_path.is_file():
+        raise CommandFailure(f"no archive at {db_path}")
+    with Archive(db_path) as archive:
+        feeds = archive.feed_statuses()
+    now = utcnow()
+    doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_table(doc, now), nl=False)
+    if doc["failing"]:
+        sys.exit(1)
+
+
+@cli.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port."
+)
+@verbosity
+@translate_errors
+def serve(db_path: Path, host: str, port: int) -> None:
+    """Browse and search the archive in Datasette, with podarchive's metadata.
+
+    Table titles and descriptions, facets, full-text search on episodes, and canned
+    queries: search show notes, most-linked domains, episodes linking to a URL or domain,
+    what changed recently, removed episodes, failing feeds, episodes by year. Read-only;
+    needs the datasette extra.
+    """
+    from podarchive.serve import serve as serve_archive
+
+    serve_archive(
+        db_path,
+        host=host,
+        port=port,
+        announce=lambda url: click.echo(f"serving {db_path} at {url} (Ctrl-C stops)", err=True),
+    )
+
+
+@cli.command()
+@click.argument("feeds", nargs=-1, metavar="[FEED]...")
+@db_option
+@verbosity
+@translate_errors
+def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
+    """Rebuild feeds (URL or name; all by default) from their stored snapshots.
+
+    Replays every distinct body each feed was fetched with, in order, through the current
+    parser, without the network. Page notes are kept as they are.
+    """
+    if not db_path.exists():
+        raise CommandFailure(f"no archive at {db_path}")
+    with Archive(db_path) as archive:
+        reports = rebuild_from_snapshots(archive, feeds)
+    for r in reports:
+        s = r.stats
+        click.echo(
+            f"{r.label}: {r.bodies} bodies replayed; {s.new} new, {s.changed} changed, "
+            f"{s.unchanged} unchanged episodes"
+        )
+        for problem in r.skipped:
+            click.echo(f"podarchive: {r.label}: skipped a body seen {problem}", err=True)
+
+
+# backfill (issue 6) -------------------------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+
+def _backfill_feeds(
+    feeds: tuple[str, ...], schedules_dir: Path, allow_private_hosts: bool
+) -> tuple[FeedSchedule, ...]:
+    """The feeds named (URL or schedule name), or every scheduled feed when none is."""
+    scheduled = load_schedules(schedules_dir) if schedules_dir.is_dir() or not feeds else ()
+    chosen: list[FeedSchedule] = []
+    for name in dict.fromkeys(feeds):
+        match = next((f for f in scheduled if name in (f.url, f.name)), None)
+        if match is None:
+            try:
+                match = FeedSchedule(url=check_feed_url(name))
+            except ValueError as e:
+                raise click.BadParameter(
+                    f"{name!r} is neither a scheduled feed's name nor an http(s) URL",
+                    param_hint="FEED",
+                ) from e
+        chosen.append(match)
+    result = tuple(chosen) if feeds else scheduled
+    if allow_private_hosts:
+        result = tuple(dataclasses.replace(f, allow_private_hosts=True) for f in result)
+    return result
+
+
+def _print_backfill(report: Any) -> None:
+    """The summary on stdout: per feed, episodes per source, pages, failures."""
+    verb = "would fetch" if report.dry_run else "fetched"
+    for f in report.feeds:
+        click.echo(f"{f.label}:")
+        if f.error:
+            click.echo(f"  failed: {f.error}")
+        click.echo(
+            f"  episodes: {f.feed_episodes} in the feed, {f.archive_new} new from "
+            f"{f.documents_fetched} archive/paged documents fetched"
+            + (f" ({f.documents_done_before} done before)" if f.documents_done_before else "")
+        )
+        if f.site_found or f.site_new:
+            click.echo(
+                f"  site: {f.site_found} episode pages found, {f.site_matched} in the feed, "
+                f"{f.site_new} new"
+            )
+        if report.dry_run:
+            for url in f.would_fetch:
+                click.echo(f"  would fetch {url}")
+            click.echo(f"  pages: would fetch {len(f.would_fetch)}")
+        else:
+            click.echo(
+                f"  pages: {verb} {f.pages_fetched} ({f.pages_ok} ok, {f.pages_empty} without "
+                f"notes, {f.pages_failed} failed)"
+                + (f", {f.pages_left} left" if f.pages_left else "")
+            )
+        for url, reason in f.failures:
+            click.echo(f"  failure: {url}: {reason}")
+    if report.dry_run:
+        pages = sum(len(f.would_fetch) for f in report.feeds)
+        click.echo(
+            f"dry run: {report.requests} requests made for the feed documents; "
+            f"{pages} more requests for episode pages; nothing written"
+        )
+    else:
+        click.echo(f"{report.requests} requests")
+
+
+@cli.command()
+@click.argument("feeds", nargs=-1, metavar="[FEED]...")
+@schedules_option
+@db_option
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let URLs from feeds and the site reach loopback/private addresses.",
+)
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    metavar="DATE",
+    help="Only episodes and pages published on or after DATE (YYYY-MM-DD).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=0), metavar="N", help="Fetch at most N episode pages."
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Fetch only the feed documents; print what would be fetched; write nothing.",
+)
+@click.option("--pages-only", is_flag=True, help="Skip feed paging: only fetch episode pages.")
+@click.option("--site", is_flag=True, help="Also find episodes on the podcast's web site.")
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="PER_SECOND",
+    help="At most this many requests per second to one host (slower than the default).",
+)
+@verbosity
+@translate_errors
+def backfill(
+    feeds: tuple[str, ...],
+    schedules_dir: Path,
+    db_path: Path,
+    allow_private_hosts: bool,
+    since: Any,
+    limit: int | None,
+    dry_run: bool,
+    pages_only: bool,
+    site: bool,
+    rate: float | None,
+) -> None:
+    """Archive the whole back catalogue of FEEDs (URLs or names; all scheduled by default).
+
+    Walks paged feeds (atom:link rel="next") and RFC 5005 archives (prev-archive), then
+    fetches every episode page not yet archived or that failed; --site also looks for
+    episodes on the podcast's web site (sitemap.xml or its episode listing). Interrupt it
+    at any point (Ctrl-C: exit 130) and run it again: it continues where it stopped and
+    fetches nothing twice. A summary goes to stdout; progress to stderr.
+    """
+    import signal
+    import threading
+
+    from podarchive.backfill import BackfillOptions
+    from podarchive.backfill import backfill as run_backfill
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+    from podarchive.progress import make_progress
+
+    settings = settings_from_env()
+    if allow_private_hosts:
+        settings = settings.replace(allow_private_hosts=True)
+    if rate:
+        settings = settings.replace(host_gap=max(settings.host_gap, 1 / rate))
+    schedules = _backfill_feeds(feeds, schedules_dir, allow_private_hosts)
+    options = BackfillOptions(
+        since=since.strftime("%Y-%m-%d") if since else None,
+        limit=limit,
+        dry_run=dry_run,
+        pages_only=pages_only,
+        site=site,
+    )
+    stop = threading.Event()
+
+    def on_signal(number: int, frame: Any) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C: at once
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with make_progress(sys.stderr) as progress:
+            if dry_run:
+                archive = Archive.open_read_only(db_path) if db_path.is_file() else None
+                try:
+                    report = run_backfill(
+                        archive, schedules, options=options, settings=settings, stop=stop,
+                        progress=progress,
+                    )  # fmt: skip
+                finally:
+                    if archive is not None:
+                        archive.close()
+            else:
+                try:
+                    lock = archive_lock(db_path).acquire()
+                except ArchiveLocked as e:
+                    raise CommandFailure(str(e)) from e
+                with lock, Archive(db_path) as archive:
+                    report = run_backfill(
+                        archive, schedules, options=options, settings=settings, stop=stop,
+                        progress=progress,
+                    )  # fmt: skip
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    _print_backfill(report)
+    if report.stopped:
+        click.echo("podarchive: interrupted; run backfill again to continue", err=True)
+        sys.exit(130)
+    if report.failed:
+        for f in report.failed:
+            click.echo(f"podarchive: {f.label}: {f.error}", err=True)
+        sys.exit(1)
 
 
 def main() -> None:

@@ -23,18 +23,21 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from podarchive import policy
+from podarchive import __version__, podcast_ns, policy
 from podarchive.config import FeedSchedule
 from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
 from podarchive.extract import extract_page
 from podarchive.fetch import Fetcher, FetchRecord
+from podarchive.identity import episode_key
 from podarchive.parse import parse_feed
+from podarchive.podcast_ns import FeedSplit
 from podarchive.rows import channel_row, episode_writes, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import (
     Archive,
     EpisodeWrite,
     FeedState,
+    KnownItems,
     PageTask,
     Row,
     SaveStats,
@@ -45,6 +48,7 @@ from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
 Clock = Callable[[], datetime]
+Known = Callable[[int], dict[str, str]]  # feed id → {item hash: episode key}
 PERMANENT = frozenset({301, 308})
 
 
@@ -81,6 +85,8 @@ class FeedOutcome:
     move_to: str | None = None  # a verified itunes:new-feed-url
     complete: bool = False  # RFC 5005 fh:complete
     well_formed: bool = True  # parsed without recovering from errors
+    split: FeedSplit | None = None  # the body cut into skeleton and items, when possible
+    listed: tuple[str, ...] = ()  # keys of listed episodes not parsed: their items are known
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +171,14 @@ def _is_due(
 # worker phases (no archive access) ------------------------------------------------------
 
 
-def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> FeedOutcome:
-    """Fetch and parse one feed. Never raises: failures come back in ``error``."""
+def fetch_feed(
+    fetcher: Fetcher, schedule: FeedSchedule, state: FeedState, known: Known | None = None
+) -> FeedOutcome:
+    """Fetch and parse one feed. Never raises: failures come back in ``error``.
+
+    With ``known`` (the item cache), only the items whose raw bytes the archive has not
+    stored for this feed go through feedparser; the others are listed by key (issue #7).
+    """
     records: list[FetchRecord] = []
     try:
         result = fetcher.get(
@@ -182,8 +194,15 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
         digest = hashlib.sha256(result.body).hexdigest()
         if digest == state.content_hash:
             return FeedOutcome(schedule, state, records, result, content_hash=digest)
-        parsed = parse_feed(result.body, result.headers, url=result.final_url)
-        writes, duplicates = episode_writes(parsed, result.final_url)
+        split = podcast_ns.split_items(result.body, _item_context(result))
+        fast = _parse_new_items(result, split, known(state.id)) if split and known else None
+        if fast is not None:
+            parsed, writes, listed = fast
+            duplicates: list[str] = []
+        else:
+            parsed = parse_feed(result.body, result.headers, url=result.final_url)
+            writes, duplicates = episode_writes(parsed, result.final_url)
+            writes, listed = _with_item_hashes(parsed, writes, split), []
         move_to, move_note = _check_new_feed_url(fetcher, schedule, state, parsed, records)
         return FeedOutcome(
             schedule,
@@ -197,6 +216,8 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
             move_to=move_to,
             complete=parsed.channel.complete,
             well_formed=not parsed.warnings,
+            split=split,
+            listed=tuple(listed),
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -205,6 +226,55 @@ def fetch_feed(fetcher: Fetcher, schedule: FeedSchedule, state: FeedState) -> Fe
         return FeedOutcome(
             schedule, state, records, error=PodarchiveError(f"internal error: {e!r}")
         )
+
+
+def _item_context(result: FetchResult) -> str:
+    """What besides its bytes decides how an item reads: parser version, base URL, charset."""
+    return f"{__version__}\0{result.final_url}\0{result.content_type or ''}"
+
+
+def _parse_new_items(
+    result: FetchResult, split: FeedSplit, known: dict[str, str]
+) -> tuple[ParsedFeed, list[EpisodeWrite], list[str]] | None:
+    """Parse the skeleton plus only the unknown items; None when a full parse must decide.
+
+    Returns the parsed (small) feed, the writes of its new or changed items and the keys
+    of the known ones. Falls back on anything a partial parse could get wrong: warnings,
+    an item count feedparser does not agree with, keys shared between items (duplicates,
+    which only the whole document orders), a proposed new feed URL (identity check).
+    """
+    fresh = [i for i, digest in enumerate(split.hashes) if digest not in known]
+    if not known or len(fresh) == len(split.hashes):
+        return None  # nothing known: the full parse is the same work
+    try:
+        parsed = parse_feed(split.document(fresh), result.headers, url=result.final_url)
+    except PodarchiveError:
+        return None
+    if parsed.warnings or len(parsed.episodes) != len(fresh) or parsed.channel.new_feed_url:
+        return None
+    fresh_set = set(fresh)
+    listed = [known[d] for i, d in enumerate(split.hashes) if i not in fresh_set]
+    keys = [episode_key(e) for e in parsed.episodes]
+    if len({*keys, *listed}) != len(keys) + len(listed):
+        return None
+    writes, duplicates = episode_writes(parsed, result.final_url)
+    if duplicates or len(writes) != len(fresh):
+        return None
+    pairs = zip(writes, fresh, strict=True)
+    hashed = [dataclasses.replace(w, item_hash=split.hashes[i]) for w, i in pairs]
+    return parsed, hashed, listed
+
+
+def _with_item_hashes(
+    parsed: ParsedFeed, writes: list[EpisodeWrite], split: FeedSplit | None
+) -> list[EpisodeWrite]:
+    """Give each written episode the hash of the item it came from (first of duplicates)."""
+    if split is None or len(parsed.episodes) != len(split.hashes):
+        return writes
+    by_key: dict[str, str] = {}
+    for episode, digest in zip(parsed.episodes, split.hashes, strict=True):
+        by_key.setdefault(episode_key(episode), digest)
+    return [dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in writes]
 
 
 def _check_new_feed_url(
@@ -347,11 +417,29 @@ def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tup
             records=outcome.records,
             complete=outcome.complete,
             mark_absent=outcome.well_formed,
-            snapshot=Snapshot(result.body, result.final_url, result.content_type),
+            snapshot=_snapshot(result, outcome.split),
+            also_listed=outcome.listed,
         )
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)
     return outcome.meta is None, stats
+
+
+SNAPSHOT_REGIONS = 4  # a body that prepends up to 3 items to a kept one is kept as a delta
+
+
+def _snapshot(result: FetchResult, split: FeedSplit | None) -> Snapshot:
+    if split is None:
+        return Snapshot(result.body, result.final_url, result.content_type)
+    return Snapshot(
+        result.body,
+        result.final_url,
+        result.content_type,
+        items_from=split.start,
+        items_to=split.end,
+        items_hash=split.middle_hash,
+        regions=tuple(split.region_hashes(SNAPSHOT_REGIONS)),
+    )
 
 
 def _apply_moves(
@@ -470,14 +558,17 @@ def update_feeds(
         if (until := parse_iso(stamp)) is not None
     }
     pool = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
+    known: KnownItems | None = archive.known_items() if settings.item_cache else None
     with Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher:
         try:
-            pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock)
+            pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock, known)
             _drain(archive, pending, fetcher, pool, report, settings, clock, stop)
         finally:
             if stop is not None and stop.is_set():
                 fetcher.abort()
             pool.shutdown(wait=stop is None or not stop.is_set(), cancel_futures=True)
+            if known is not None:
+                known.close()
         archive.save_host_blocks(
             {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, iso(clock())
         )
@@ -492,6 +583,7 @@ def _submit_feeds(
     pool: ThreadPoolExecutor,
     report: RunReport,
     clock: Clock,
+    known: Known | None = None,
 ) -> set[Future[Any]]:
     """Start one fetch per distinct feed: never two GETs of one feed in a run."""
     pending: set[Future[Any]] = set()
@@ -503,7 +595,7 @@ def _submit_feeds(
             note = f"same feed as {twin} (it moved there); not fetched twice"
             report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
             continue
-        pending.add(pool.submit(fetch_feed, fetcher, schedule, state))
+        pending.add(pool.submit(fetch_feed, fetcher, schedule, state, known))
     return pending
 
 
@@ -534,7 +626,12 @@ def _drain(
                 feed_report = store_feed(archive, outcome, clock(), settings)
                 report.feeds.append(feed_report)
                 reports[outcome.state.id] = feed_report
-                tasks = archive.pages_to_fetch(outcome.state.id)
+                now = clock()
+                tasks = [
+                    t
+                    for t in archive.pages_to_fetch(outcome.state.id)
+                    if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
+                ]
                 if not (feed_report.ok and outcome.schedule.pages) or (stop and stop.is_set()):
                     tasks = []
                 feed_report.pages_pending = len(tasks)

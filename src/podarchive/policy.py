@@ -345,3 +345,20 @@ def same_podcast(old: PodcastIdentity, new: PodcastIdentity) -> bool:
         return old_guid == new_guid
     title = _norm_title(old.title)
     return bool(title) and title == _norm_title(new.title) and bool(_guids(old) & _guids(new))
+
+
+PAGE_RETRY_BASE = timedelta(hours=1)  # a failed episode page waits 1 h, 2 h, 4 h … (≤ a day)
+
+
+def page_retry_due(
+    status: str | None, attempts: int, last_attempt: datetime | None, now: datetime
+) -> bool:
+    """Should a failed (or note-less) episode page be asked again now?
+
+    Pending pages (new or changed episodes) always are; failed and empty ones back off
+    exponentially between runs, like failing feeds, so a dead page costs its host a request
+    a day at most.
+    """
+    if status == "pending" or last_attempt is None:
+        return True
+    return now >= last_attempt + error_backoff(max(1, attempts), PAGE_RETRY_BASE)

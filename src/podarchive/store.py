@@ -16,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,7 @@ class EpisodeWrite:
     key: str
     row: Row
     links: tuple[Link, ...]
+    item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,13 @@ class Snapshot:
     body: bytes
     url: str
     content_type: str | None
+    # where the items lie in ``body`` and their hash (podcast_ns.FeedSplit), when split:
+    # a body whose items region matches an earlier snapshot's is kept as a delta
+    items_from: int | None = None
+    items_to: int | None = None
+    items_hash: str | None = None
+    # (start offset, hash) of the items region from its k-th item on, k = 0, 1, …
+    regions: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +157,9 @@ class PageTask:
     url: str
     etag: str | None
     last_modified: str | None
+    status: str | None = None
+    attempts: int = 0
+    fetched_at: str | None = None  # the last attempt
 
 
 def _create_v1(db: sqlite_utils.Database) -> None:
@@ -301,11 +313,70 @@ def _history_v3(db: sqlite_utils.Database) -> None:
     db.table("feed_bodies").create_index(["feed_id", "seen_at"])
 
 
+def _backfill_v4(db: sqlite_utils.Database) -> None:
+    """Issue #6: archive pages (paged feeds, RFC 5005 archives), episodes found on the site."""
+    db.table("feed_bodies").add_column("kind", str, not_null_default="feed")
+    episodes = db.table("episodes")
+    episodes.add_column("found_on_site_at", str)
+    episodes.add_column("archive_url", str)
+    db.table("backfill_walks").create(
+        {"id": int, "feed_id": int, "started_at": str, "finished_at": str},
+        pk="id",
+        not_null={"feed_id", "started_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("backfill_walks").create_index(["feed_id"])
+    db.table("backfill_pages").create(
+        {
+            "id": int, "feed_id": int, "url": str, "kind": str, "walk_id": int,
+            "fetched_at": str, "status": str, "error": str, "since": str, "etag": str,
+            "last_modified": str, "links": str, "episode_keys": str, "episodes": int,
+        },
+        pk="id",
+        not_null={"feed_id", "url", "kind", "walk_id", "fetched_at", "status"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("walk_id", "backfill_walks", "id")],
+    )  # fmt: skip
+    db.table("backfill_pages").create_index(["feed_id", "url"], unique=True)
+
+
+def _item_hashes_v5(db: sqlite_utils.Database) -> None:
+    """Issue #7: per-episode raw item hashes; snapshots that share an earlier one's items."""
+    db.table("episodes").add_column("item_hash", str)
+    snapshots = db.table("snapshots")
+    for name, kind in (("items_hash", str), ("items_from", int), ("items_to", int)):
+        snapshots.add_column(name, kind)
+    snapshots.add_column("base_id", int, fk="snapshots", fk_col="id")
+    snapshots.create_index(["items_hash"])
+
+
+class KnownItems:
+    """Item hash → episode key of a feed, read on its own connection (worker threads)."""
+
+    def __init__(self, path: Path) -> None:
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+        self._lock = threading.Lock()
+
+    def __call__(self, feed_id: int) -> dict[str, str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT item_hash, key FROM episodes WHERE feed_id = ? AND item_hash IS NOT NULL",
+                [feed_id],
+            ).fetchall()
+        return {str(h): str(k) for h, k in rows}
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
     _polite_fetching_v2,
     _history_v3,
+    _backfill_v4,
+    _item_hashes_v5,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -517,18 +588,22 @@ class Archive:
         complete: bool = False,
         mark_absent: bool = True,
         snapshot: Snapshot | None = None,
+        also_listed: Collection[str] = (),
     ) -> SaveStats:
         """Store one parsed feed in one transaction. Unchanged episodes are not touched.
 
         Tracked changes become revisions, absent episodes are marked removed or no longer
         listed (unless ``mark_absent`` is false: a malformed body is no evidence of removal),
         and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
+        ``also_listed`` are keys of episodes the body lists but that were not parsed because
+        their raw items are known unchanged (issue #7): they count as listed, not absent.
         """
         with self.transaction():
             self._update_meta(feed_id, meta, now)
             stats = self._upsert_episodes(
-                feed_id, episodes, now, complete=complete, mark_absent=mark_absent
-            )
+                feed_id, episodes, now, complete=complete, mark_absent=mark_absent,
+                also_listed=also_listed,
+            )  # fmt: skip
             self._update_fetch_state(feed_id, status, etag, last_modified, content_hash, now)
             if snapshot is not None:
                 self._keep_snapshot(feed_id, content_hash, snapshot, now)
@@ -558,12 +633,38 @@ class Archive:
         )
 
     def _keep_snapshot(self, feed_id: int, digest: str, snapshot: Snapshot, now: str) -> None:
-        self.db.execute(
-            "INSERT INTO snapshots (feed_id, hash, first_fetched_at, url, content_type, size, "
-            "body) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING",
-            [feed_id, digest, now, snapshot.url, snapshot.content_type, len(snapshot.body),
-             zlib.compress(snapshot.body, 6)],
-        )  # fmt: skip
+        """Keep a body once; one whose items region an earlier snapshot holds, as a delta.
+
+        A body that differs from a kept one only outside its items (a new lastBuildDate)
+        stores just its skeleton, compressed, and points at that snapshot for the items:
+        the cost no longer grows with the feed (issue #7). :meth:`feed_observations`
+        rebuilds the exact bytes.
+        """
+        if self.db.execute("SELECT 1 FROM snapshots WHERE hash = ?", [digest]).fetchone():
+            base = None
+        else:
+            body, start, end = snapshot.body, snapshot.items_from, snapshot.items_to
+            base = cut = None
+            for region_start, region_hash in snapshot.regions:
+                base = self.db.execute(
+                    "SELECT id FROM snapshots WHERE items_hash = ? AND base_id IS NULL LIMIT 1",
+                    [region_hash],
+                ).fetchone()
+                if base is not None:
+                    cut = region_start
+                    break
+            if base is not None and cut is not None and end is not None:
+                stored, start, end = body[:cut] + body[end:], cut, None
+            else:
+                stored, base = body, None
+            self.db.execute(
+                "INSERT INTO snapshots (feed_id, hash, first_fetched_at, url, content_type, size, "
+                "body, items_hash, items_from, items_to, base_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [feed_id, digest, now, snapshot.url, snapshot.content_type, len(body),
+                 zlib.compress(stored, 6), snapshot.items_hash, start, end,
+                 base[0] if base else None],
+            )  # fmt: skip
         self.db.execute(
             "INSERT INTO feed_bodies (feed_id, snapshot_id, seen_at) "
             "SELECT ?, id, ? FROM snapshots WHERE hash = ?",
@@ -588,9 +689,12 @@ class Archive:
              "hash": content_hash, "id": feed_id},
         )  # fmt: skip
 
-    def _stored_episodes(self, feed_id: int) -> dict[str, Row]:
-        columns = ("id", "key", "row_hash", "version_seen_at", "removed_from_feed_at",
-                   "unlisted_at", *STORED_TRACKED)  # fmt: skip
+    def _stored_episodes(self, feed_id: int, *, tracked: bool = True) -> dict[str, Row]:
+        """The feed's episodes by key; without ``tracked`` only what absence needs (cheap)."""
+        light = tuple(c for c in STORED_TRACKED if c != "notes_html")  # the big one: lazily
+        columns = ("id", "key", "row_hash", "item_hash", "version_seen_at",
+                   "removed_from_feed_at", "unlisted_at",
+                   *(light if tracked else ("published",)))  # fmt: skip
         rows = self.db.execute(
             f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ?", [feed_id]
         ).fetchall()
@@ -604,11 +708,15 @@ class Archive:
         *,
         complete: bool,
         mark_absent: bool,
+        also_listed: Collection[str] = (),
     ) -> SaveStats:
-        stored = self._stored_episodes(feed_id)
+        stored = self._stored_episodes(feed_id, tracked=bool(episodes))
         listed = {e.key for e in episodes}
+        skipped = [k for k in dict.fromkeys(also_listed) if k not in listed and k in stored]
+        listed.update(skipped)
         unlisted = {k: v for k, v in stored.items() if k not in listed}
-        new = changed = unchanged = 0
+        new = changed = 0
+        unchanged = len(skipped)
         for episode in episodes:
             previous = stored.get(episode.key)
             if previous is None and (churned := find_churned(episode.row, unlisted)) is not None:
@@ -620,6 +728,11 @@ class Archive:
             digest = row_hash(episode.row, episode.links)
             if previous is not None and previous["row_hash"] == digest:
                 unchanged += 1
+                if episode.item_hash is not None and previous["item_hash"] != episode.item_hash:
+                    self.db.execute(
+                        "UPDATE episodes SET item_hash = ? WHERE id = ?",
+                        [episode.item_hash, previous["id"]],
+                    )
                 continue
             if previous is None:
                 episode_id = self._insert_episode(feed_id, episode, digest, now)
@@ -630,7 +743,9 @@ class Archive:
                 changed += 1
             self._replace_links(episode_id, "feed", episode.links)
         if mark_absent:
-            self._mark_absent(unlisted, episodes, now, complete)
+            dates = [e.row.get("published") for e in episodes]
+            dates.extend(stored[k]["published"] for k in skipped)
+            self._mark_absent(unlisted, dates, now, complete)
         self._clear_absence(stored, listed)
         return SaveStats(new=new, changed=changed, unchanged=unchanged)
 
@@ -639,10 +754,11 @@ class Archive:
         page_status = "pending" if values["page_url"] else None
         cursor = self.db.execute(
             f"INSERT INTO episodes (feed_id, key, {', '.join(EPISODE_COLUMNS)}, "
-            "page_status, first_seen_at, version_seen_at, row_hash) VALUES (:feed_id, :key, "
-            f"{', '.join(':' + c for c in EPISODE_COLUMNS)}, :page_status, :now, :now, :hash)",
+            "page_status, first_seen_at, version_seen_at, row_hash, item_hash) VALUES (:feed_id, "
+            f":key, {', '.join(':' + c for c in EPISODE_COLUMNS)}, :page_status, :now, :now, "
+            ":hash, :item_hash)",
             {**values, "feed_id": feed_id, "key": episode.key, "page_status": page_status,
-             "now": now, "hash": digest},
+             "now": now, "hash": digest, "item_hash": episode.item_hash},
         )  # fmt: skip
         episode_id = cursor.lastrowid
         assert episode_id is not None
@@ -651,6 +767,13 @@ class Archive:
     def _update_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> None:
         """Rewrite a changed episode; tracked changes first keep the earlier values."""
         values = {c: episode.row.get(c) for c in EPISODE_COLUMNS}
+        if "notes_html" not in previous:
+            previous = {
+                **previous,
+                "notes_html": self.db.execute(
+                    "SELECT notes_html FROM episodes WHERE id = ?", [previous["id"]]
+                ).fetchone()[0],
+            }
         changed = changed_fields(previous, values)
         if changed:
             self._add_revision(previous["id"], "feed", changed, now)
@@ -658,14 +781,15 @@ class Archive:
         # A changed episode gets its page looked at again (conditionally, when we have
         # validators); a page URL that changed starts from scratch.
         self.db.execute(
-            f"UPDATE episodes SET {assignments}, row_hash = :hash, "
+            f"UPDATE episodes SET {assignments}, row_hash = :hash, item_hash = :item_hash, "
             "version_seen_at = CASE WHEN :renew THEN :now ELSE version_seen_at END, "
             "page_status = CASE WHEN :page_url IS NULL THEN NULL ELSE 'pending' END, "
             "page_etag = CASE WHEN page_url IS :page_url THEN page_etag END, "
             "page_last_modified = CASE WHEN page_url IS :page_url THEN page_last_modified END "
             "WHERE id = :id",
-            {**values, "hash": digest, "id": previous["id"], "now": now, "renew": bool(changed)},
-        )
+            {**values, "hash": digest, "id": previous["id"], "now": now, "renew": bool(changed),
+             "item_hash": episode.item_hash},
+        )  # fmt: skip
 
     def _add_revision(self, episode_id: int, source: str, changed: Sequence[str], now: str) -> None:
         """Keep the episode's current tracked values (and its links of ``source``) as a revision."""
@@ -683,12 +807,13 @@ class Archive:
         )
 
     def _mark_absent(
-        self, absent: Mapping[str, Row], listed: Sequence[EpisodeWrite], now: str, complete: bool
+        self, absent: Mapping[str, Row], dates: Sequence[str | None], now: str, complete: bool
     ) -> None:
-        dates = [e.row.get("published") for e in listed]
         for row in absent.values():
             if row["removed_from_feed_at"] or row["unlisted_at"]:
                 continue
+            if row["key"].startswith("page:"):
+                continue  # found on the site (backfill --site), never listed by the feed
             column = (
                 "removed_from_feed_at"
                 if absence(row["published"], dates, complete) == "removed"
@@ -722,11 +847,30 @@ class Archive:
     def feed_observations(self, feed_id: int) -> list[tuple[str, bytes, str, str | None]]:
         """Every distinct body the feed was parsed from, in order: (seen_at, body, url, type)."""
         rows = self.db.execute(
-            "SELECT b.seen_at, s.body, s.url, s.content_type FROM feed_bodies b "
+            "SELECT b.seen_at, s.id, s.url, s.content_type FROM feed_bodies b "
             "JOIN snapshots s ON s.id = b.snapshot_id WHERE b.feed_id = ? ORDER BY b.seen_at, b.id",
             [feed_id],
         ).fetchall()
-        return [(at, zlib.decompress(body), url, kind) for at, body, url, kind in rows]
+        return [(at, self.snapshot_body(sid), url, kind) for at, sid, url, kind in rows]
+
+    def snapshot_body(self, snapshot_id: int) -> bytes:
+        """The exact bytes of a kept body (a delta is rebuilt from the snapshot it points at)."""
+        body, cut, base = self.db.execute(
+            "SELECT body, items_from, base_id FROM snapshots WHERE id = ?", [snapshot_id]
+        ).fetchone()
+        data = zlib.decompress(body)
+        if base is None:
+            return data
+        full, start, end = self.db.execute(
+            "SELECT body, items_from, items_to FROM snapshots WHERE id = ?", [base]
+        ).fetchone()
+        return data[:cut] + zlib.decompress(full)[start:end] + data[cut:]
+
+    def known_items(self) -> KnownItems | None:
+        """A thread-safe reader of item hashes for worker threads; None for ``:memory:``."""
+        if str(self.path) in ("", ":memory:"):
+            return None
+        return KnownItems(self.path)
 
     def feeds(self) -> list[tuple[int, str, str | None]]:
         """(id, url, name) of every feed in the archive."""
@@ -884,13 +1028,255 @@ class Archive:
             ],
         )  # fmt: skip
 
+    # backfill (issue 6) ----
+
+    @classmethod
+    def open_read_only(cls, path: Path | str) -> Archive:
+        """An existing archive opened for reading only (``backfill --dry-run``).
+
+        Nothing is migrated or written; an archive of an older schema is read as far as it
+        goes (it has no backfill records yet).
+        """
+        archive = cls.__new__(cls)
+        archive.path = Path(path)
+        try:
+            uri = archive.path.resolve().as_uri() + "?mode=ro"
+            archive.db = sqlite_utils.Database(sqlite3.connect(uri, uri=True, timeout=30))
+            version = archive.schema_version
+        except sqlite3.DatabaseError as e:
+            raise StorageError(f"cannot open archive {archive.path}: {e}") from e
+        if version > SCHEMA_VERSION:
+            archive.close()
+            raise SchemaTooNew(
+                f"{archive.path} has schema version {version}; this podarchive knows up to "
+                f"{SCHEMA_VERSION}: upgrade podarchive"
+            )
+        return archive
+
+    @property
+    def has_backfill_records(self) -> bool:
+        return self.schema_version >= 4
+
+    def latest_feed_body(self, feed_id: int) -> tuple[bytes, str, str | None] | None:
+        """The last subscription-document body parsed for the feed: (body, url, content type)."""
+        kind = "AND b.kind = 'feed' " if self.has_backfill_records else ""
+        row = self.db.execute(
+            "SELECT s.body, s.url, s.content_type FROM feed_bodies b JOIN snapshots s "
+            f"ON s.id = b.snapshot_id WHERE b.feed_id = ? {kind}ORDER BY b.seen_at DESC, b.id DESC "
+            "LIMIT 1",
+            [feed_id],
+        ).fetchone()
+        return (zlib.decompress(row[0]), row[1], row[2]) if row else None
+
+    def replay_observations(self, feed_id: int) -> list[tuple[str, bytes, str, str | None, str]]:
+        """Like :meth:`feed_observations`, with each body's kind (``feed`` or ``archive``)."""
+        kind = "b.kind" if self.has_backfill_records else "'feed'"
+        rows = self.db.execute(
+            f"SELECT b.seen_at, s.body, s.url, s.content_type, {kind} FROM feed_bodies b "
+            "JOIN snapshots s ON s.id = b.snapshot_id WHERE b.feed_id = ? ORDER BY b.seen_at, b.id",
+            [feed_id],
+        ).fetchall()
+        return [(at, zlib.decompress(body), url, ct, k) for at, body, url, ct, k in rows]
+
+    def episode_keys(self, feed_id: int) -> set[str]:
+        return {
+            r[0] for r in self.db.execute("SELECT key FROM episodes WHERE feed_id = ?", [feed_id])
+        }
+
+    def open_walk(self, feed_id: int) -> int | None:
+        """The feed's unfinished backfill walk, if one was interrupted."""
+        if not self.has_backfill_records:
+            return None
+        row = self.db.execute(
+            "SELECT id FROM backfill_walks WHERE feed_id = ? AND finished_at IS NULL "
+            "ORDER BY id DESC LIMIT 1",
+            [feed_id],
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def start_walk(self, feed_id: int, now: str) -> int:
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO backfill_walks (feed_id, started_at) VALUES (?, ?)", [feed_id, now]
+            )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def finish_walk(self, walk_id: int, now: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE backfill_walks SET finished_at = ? WHERE id = ?", [now, walk_id]
+            )
+
+    def backfill_page(self, feed_id: int, url: str) -> Row | None:
+        """What an earlier backfill recorded about one archive, paged-feed or site document."""
+        if not self.has_backfill_records:
+            return None
+        rows = self._rows(
+            "SELECT url, kind, walk_id, fetched_at, status, error, since, etag, last_modified, "
+            "links, episode_keys, episodes FROM backfill_pages WHERE feed_id = ? AND url = ?",
+            feed_id,
+            url,
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        row["links"] = [tuple(x) for x in json.loads(row["links"] or "[]")]
+        row["episode_keys"] = json.loads(row["episode_keys"] or "[]")
+        return row
+
+    def record_backfill_page(
+        self,
+        feed_id: int,
+        walk_id: int,
+        url: str,
+        *,
+        kind: str,
+        status: str,
+        now: str,
+        records: Iterable[FetchRecord] = (),
+        error: str | None = None,
+        since: str | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        links: Sequence[tuple[str, str]] = (),
+        keys: Sequence[str] = (),
+        episodes: Sequence[EpisodeWrite] = (),
+        seen: frozenset[str] = frozenset(),
+        snapshot: Snapshot | None = None,
+    ) -> SaveStats:
+        """Store one fetched archive document and its episodes in one transaction.
+
+        ``episodes`` go through :meth:`save_archive_episodes`; the feed's metadata and fetch
+        state are not touched. A failed document keeps its earlier links and keys.
+        """
+        stats = SaveStats()
+        with self.transaction():
+            if episodes:
+                stats = self.save_archive_episodes(
+                    feed_id, episodes, seen=seen, now=now, source=url
+                )
+            if snapshot is not None:
+                digest = hashlib.sha256(snapshot.body).hexdigest()
+                self._keep_snapshot(feed_id, digest, snapshot, now)
+                self.db.execute(
+                    "UPDATE feed_bodies SET kind = 'archive' WHERE id = last_insert_rowid()"
+                )
+            failed = status == "failed"
+            self.db.execute(
+                "INSERT INTO backfill_pages (feed_id, url, kind, walk_id, fetched_at, status, "
+                "error, since, etag, last_modified, links, episode_keys, episodes) VALUES "
+                "(:feed_id, :url, :kind, :walk, :now, :status, :error, :since, :etag, :lm, "
+                ":links, :keys, :n) ON CONFLICT(feed_id, url) DO UPDATE SET "
+                "kind = excluded.kind, walk_id = excluded.walk_id, "
+                "fetched_at = excluded.fetched_at, status = excluded.status, "
+                "error = excluded.error, since = excluded.since, "
+                "etag = coalesce(excluded.etag, etag), "
+                "last_modified = coalesce(excluded.last_modified, last_modified), "
+                "links = CASE WHEN :failed THEN links ELSE excluded.links END, "
+                "episode_keys = CASE WHEN :failed THEN episode_keys "
+                "ELSE excluded.episode_keys END, "
+                "episodes = CASE WHEN :failed THEN episodes ELSE excluded.episodes END",
+                {"feed_id": feed_id, "url": url, "kind": kind, "walk": walk_id, "now": now,
+                 "status": status, "error": error, "since": since, "etag": etag,
+                 "lm": last_modified, "links": json.dumps([list(x) for x in links]),
+                 "keys": json.dumps(list(keys)), "n": len(keys), "failed": failed},
+            )  # fmt: skip
+            self._log(records, feed_id=feed_id)
+        return stats
+
+    def save_archive_episodes(
+        self,
+        feed_id: int,
+        episodes: Sequence[EpisodeWrite],
+        *,
+        seen: frozenset[str],
+        now: str,
+        source: str | None = None,
+    ) -> SaveStats:
+        """Upsert the episodes of an archive page: never marks anything absent.
+
+        An episode in ``seen`` (listed by the subscription document or a newer page of the
+        same walk) is left alone: the newer document's version wins. A new episode that is an
+        archived one under an older guid (same media file, or title + date + duration) is
+        the older version of that episode and is not added. A new episode is stored as not
+        listed by the feed (``unlisted_at``), with ``archive_url`` saying where it was found.
+        """
+        stored = self._stored_episodes(feed_id)
+        new = changed = unchanged = 0
+        with self.transaction():
+            for episode in episodes:
+                previous = stored.get(episode.key)
+                if episode.key in seen or (
+                    previous is None and find_churned(episode.row, stored) is not None
+                ):
+                    unchanged += 1
+                    continue
+                digest = row_hash(episode.row, episode.links)
+                if previous is not None and previous["row_hash"] == digest:
+                    unchanged += 1
+                    continue
+                if previous is None:
+                    episode_id = self._insert_episode(feed_id, episode, digest, now)
+                    self.db.execute(
+                        "UPDATE episodes SET unlisted_at = ?, archive_url = ? WHERE id = ?",
+                        [now, source, episode_id],
+                    )
+                    stored[episode.key] = {"id": episode_id, "row_hash": digest, **episode.row}
+                    new += 1
+                else:
+                    episode_id = previous["id"]
+                    self._update_episode(episode, digest, now, previous)
+                    changed += 1
+                self._replace_links(episode_id, "feed", episode.links)
+        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+
+    def page_index(self, feed_id: int) -> list[tuple[int, str, str | None, str | None]]:
+        """(id, key, page_url, link) of the feed's episodes, to match pages found on the site."""
+        rows = self.db.execute(
+            "SELECT id, key, page_url, link FROM episodes WHERE feed_id = ? ORDER BY id", [feed_id]
+        ).fetchall()
+        return [(int(i), str(k), p, li) for i, k, p, li in rows]
+
+    def add_site_episode(self, feed_id: int, key: str, url: str, now: str) -> bool:
+        """An episode found on the podcast's site but not in its feed; its page is pending."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO episodes (feed_id, key, link, page_url, page_status, first_seen_at, "
+                "version_seen_at, found_on_site_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) "
+                "ON CONFLICT(feed_id, key) DO NOTHING",
+                [feed_id, key, url, url, now, now, now],
+            )
+        return cursor.rowcount > 0
+
+    def set_site_episode_title(self, episode_id: int, title: str) -> None:
+        """A site episode's title comes from its page (it has no feed item)."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE episodes SET title = ? WHERE id = ? AND title IS NULL "
+                "AND found_on_site_at IS NOT NULL",
+                [title, episode_id],
+            )
+
+    def backfill_page_tasks(self, feed_id: int, since: str | None) -> list[tuple[PageTask, str]]:
+        """:meth:`pages_to_fetch` with each task's episode key, published on/after ``since``."""
+        marks = ", ".join("?" for _ in PAGE_RETRY_STATUSES)
+        rows = self.db.execute(
+            "SELECT id, feed_id, page_url, page_etag, page_last_modified, key FROM episodes "
+            f"WHERE feed_id = ? AND page_url IS NOT NULL AND page_status IN ({marks}) "
+            "AND (? IS NULL OR published IS NULL OR published >= ?) ORDER BY id",
+            [feed_id, *PAGE_RETRY_STATUSES, since, since],
+        ).fetchall()
+        return [(PageTask(*row[:5]), str(row[5])) for row in rows]
+
     # pages --------------------------------------------------------------------------------
 
     def pages_to_fetch(self, feed_id: int) -> list[PageTask]:
         """Episode pages never fetched, or that failed or had no notes last time."""
         marks = ", ".join("?" for _ in PAGE_RETRY_STATUSES)
         rows = self.db.execute(
-            f"SELECT id, feed_id, page_url, page_etag, page_last_modified FROM episodes "
+            "SELECT id, feed_id, page_url, page_etag, page_last_modified, page_status, "
+            "page_attempts, page_fetched_at FROM episodes "
             f"WHERE feed_id = ? AND page_url IS NOT NULL AND page_status IN ({marks}) "
             "ORDER BY id",
             [feed_id, *PAGE_RETRY_STATUSES],
