@@ -76,3 +76,20 @@ def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     once = table_rows(path)
     Archive(path).close()
     assert table_rows(path) == once
+
+
+def test_v3_archive_migrates_to_v4_without_losing_a_row(tmp_path: Path) -> None:
+    path = tmp_path / "archive.db"
+    shutil.copy(ARCHIVES / "v3.sqlite", path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    before = table_rows(path)
+    with Archive(path) as archive:
+        assert archive.schema_version == SCHEMA_VERSION >= 4
+    after = table_rows(path)
+    for table, rows in before.items():
+        assert len(after[table]) == len(rows), table
+        for old, new in zip(rows, after[table], strict=True):
+            assert {k: new[k] for k in old} == old
+    assert {r["kind"] for r in after["feed_bodies"]} == {"feed"}
+    assert {"backfill_walks", "backfill_pages"} <= set(after)
+    assert all(r["found_on_site_at"] is None for r in after["episodes"])

@@ -634,3 +634,87 @@ def _child_tags(tag: Tag) -> list[Tag]:
 
 def _classes(tag: Tag) -> list[str]:
     return _attr(tag, "class").split()
+
+
+# --- site discovery (issue 6) ------------------------------------------------------------
+
+_SITEMAP_ENTRY_RE = re.compile(
+    r"<(?:\w+:)?(url|sitemap)\b[^>]*>(.*?)</(?:\w+:)?\1\s*>", re.I | re.S
+)
+_SITEMAP_LOC_RE = re.compile(r"<(?:\w+:)?loc\b[^>]*>\s*(.*?)\s*</(?:\w+:)?loc\s*>", re.I | re.S)
+_SITEMAP_LASTMOD_RE = re.compile(
+    r"<(?:\w+:)?lastmod\b[^>]*>\s*(.*?)\s*</(?:\w+:)?lastmod\s*>", re.I | re.S
+)
+_CDATA_RE = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
+
+
+def page_title(html: bytes | str, *, content_type: str | None = None) -> str | None:
+    """The title of a web page: its first ``<h1>``, else ``og:title``, else ``<title>``.
+
+    Never raises; None when the page has none (or is not HTML).
+    """
+    try:
+        text = _decode_page(html, content_type)
+    except ExtractError:
+        return None
+    soup = _parse(text, SoupStrainer(["h1", "meta", "title"]))
+    if soup is None:
+        return None
+    tags = list(_tags(soup, "h1", "meta", "title"))
+    for name in ("h1", "meta", "title"):
+        for tag in tags:
+            if tag.name != name or (
+                name == "meta" and _attr(tag, "property").lower() != "og:title"
+            ):
+                continue
+            value = _collapse(_attr(tag, "content") if name == "meta" else tag.get_text())
+            if value:
+                return value
+    return None
+
+
+def page_links(
+    html: bytes | str, url: str, *, content_type: str | None = None
+) -> list[tuple[str, str]]:
+    """``(rel, absolute URL)`` of every http(s) ``<a href>`` and ``<link href>`` of a page.
+
+    ``rel`` is lower-cased and space-separated (``""`` when absent). Never raises.
+    """
+    try:
+        text = _decode_page(html, content_type)
+    except ExtractError:
+        return []
+    soup = _parse(text, SoupStrainer(["a", "link", "base"]))
+    if soup is None:
+        return []
+    base = _base_of(soup, url)
+    found: list[tuple[str, str]] = []
+    for tag in _tags(soup, "a", "link"):
+        absolute = _absolute_href(_attr(tag, "href"), base)
+        if absolute is not None:
+            found.append((_attr(tag, "rel").lower(), absolute))
+    return found
+
+
+def sitemap_entries(body: bytes | str) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """A sitemap's page entries ``(url, lastmod)`` and the child sitemaps of a sitemap index.
+
+    Read with regular expressions, not an XML parser: a sitemap is a flat list of ``<loc>``
+    elements, and this way no entity or DTD is ever expanded. Only http(s) URLs are kept.
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    pages: list[tuple[str, str | None]] = []
+    children: list[str] = []
+    for kind, inner in _SITEMAP_ENTRY_RE.findall(text):
+        loc = _SITEMAP_LOC_RE.search(inner)
+        if loc is None:
+            continue
+        url = html_lib.unescape(_CDATA_RE.sub(r"\1", loc[1])).strip()
+        if not is_http_url(url):
+            continue
+        if kind.lower() == "sitemap":
+            children.append(url)
+        else:
+            lastmod = _SITEMAP_LASTMOD_RE.search(inner)
+            pages.append((url, lastmod[1].strip() if lastmod else None))
+    return pages, children

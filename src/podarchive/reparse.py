@@ -3,7 +3,9 @@
 After a parser improvement, ``podarchive reparse`` replays every distinct body a feed was
 parsed from, in the order it was seen and with the times it was seen, into a scratch
 archive, and adopts the result: episodes, their feed notes and links, revisions, removal
-marks and the feed's metadata. Page notes are not in the snapshots and stay as they are.
+marks and the feed's metadata. Archive pages stored by ``backfill`` are replayed as archive
+pages: their episodes only, never marking anything absent nor touching the feed's metadata.
+Page notes are not in the snapshots and stay as they are.
 With an unchanged parser the archive comes out the same as the original runs made it.
 """
 
@@ -40,12 +42,13 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
 
 def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> ReparseReport:
     report = ReparseReport(url, name or url)
-    observations = archive.feed_observations(feed_id)
+    observations = archive.replay_observations(feed_id)
     if not observations:
         return report
     with Archive(":memory:") as scratch:
         scratch_id = scratch.ensure_feed(url, name, observations[0][0]).id
-        for seen_at, body, body_url, content_type in observations:
+        seen: set[str] = set()  # keys of the last feed body and the archive pages after it
+        for seen_at, body, body_url, content_type, kind in observations:
             headers = {"content-type": content_type} if content_type else {}
             try:
                 parsed = parse_feed(body, headers, url=body_url)
@@ -53,6 +56,14 @@ def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> 
                 report.skipped.append(f"{seen_at}: {e}")
                 continue
             writes, _ = episode_writes(parsed, body_url)
+            if kind == "archive":  # a backfilled archive page: its episodes only
+                scratch.save_archive_episodes(
+                    scratch_id, writes, seen=frozenset(seen), now=seen_at, source=body_url
+                )
+                seen.update(w.key for w in writes)
+                report.bodies += 1
+                continue
+            seen = {w.key for w in writes}
             scratch.save_feed(
                 scratch_id,
                 channel_row(parsed.channel),
