@@ -531,4 +531,12 @@ def test_interrupted_backfill_resumes_fetching_everything_exactly_once(
     assert served["/arch/2.xml"] == served["/arch/1.xml"] == 1
     pages = {p: n for p, n in served.items() if "/site/episodes/" in p}
     assert len(pages) == 14
-    assert set(pages.values()) == {1}
+    if how == signal.SIGINT:
+        assert set(pages.values()) == {1}  # a graceful stop stores what is in flight
+    else:
+        # A SIGKILL can land after a page was received and before its transaction
+        # committed: only such in-flight pages (at most per_host = 2) are asked again.
+        # Everything committed is never fetched twice.
+        again = [p for p, n in pages.items() if n > 1]
+        assert len(again) <= 2, pages
+        assert set(pages.values()) <= {1, 2}

@@ -199,6 +199,15 @@ def responder(
 # --- the subprocess ----------------------------------------------------------------------
 
 
+def kill_after_requests(proc: subprocess.Popen[bytes], site: LoopbackSite, count: int) -> None:
+    """SIGKILL ``proc`` once the server has received ``count`` requests in all."""
+    while proc.poll() is None:
+        if len(site.requests) >= count:
+            proc.send_signal(signal.SIGKILL)
+            return
+        time.sleep(0.002)
+
+
 def start_run(db: Path, urls: list[str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, **ENV}
     return subprocess.Popen(
@@ -327,20 +336,24 @@ def test_sigkill_at_random_points_never_half_writes_and_converges(tmp_path: Path
         history = []
         for generation in range(KILLS):
             site.generation = generation
-            delay = rng.uniform(0.1, 0.7) * clean_seconds
+            # Kill once a random number of this run's requests have reached the server
+            # (not after a random time: with the item cache later runs are much faster than
+            # the first, and timing would mostly miss them).
+            delay = rng.randint(1, FEEDS * 3)  # feeds first, then their pages
+            target = len(loopback.requests) + delay
             proc = start_run(db, site.urls)
-            timer = threading.Timer(delay, proc.send_signal, [signal.SIGKILL])
-            timer.start()
-            try:
-                _, err = proc.communicate(timeout=60)
-            finally:
-                timer.cancel()
+            watcher = threading.Thread(
+                target=kill_after_requests, args=(proc, loopback, target), daemon=True
+            )
+            watcher.start()
+            _, err = proc.communicate(timeout=60)
+            watcher.join(timeout=5)
             killed = proc.returncode == -signal.SIGKILL
             killed_mid_run += killed
             if not killed:
                 assert proc.returncode == 0, err.decode(errors="replace")
             counts = check_whole(db, site)
-            history.append((round(delay, 2), killed, counts))
+            history.append((delay, killed, counts))
 
         site.generation = FINAL
         final_seconds = run_to_end(db, site.urls)
@@ -348,7 +361,7 @@ def test_sigkill_at_random_points_never_half_writes_and_converges(tmp_path: Path
         assert counts["feeds stored"] == FEEDS
     print(f"\nclean run {clean_seconds:.2f} s {clean_counts}, final run {final_seconds:.2f} s")
     for delay, killed, step in history:
-        print(f"  kill after {delay:5.2f} s: {'killed' if killed else 'finished'}  {step}")
+        print(f"  kill after {delay:3d} requests: {'killed' if killed else 'finished'}  {step}")
     assert killed_mid_run >= KILLS // 2  # most kills landed while it was working
     assert_same_content(content(db), content(clean_db))
 

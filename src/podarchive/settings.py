@@ -51,6 +51,10 @@ class Settings:
         False,
         "Let URLs taken from feed content (episode pages) reach loopback and private addresses.",
     )
+    item_cache: bool = _setting(
+        True,
+        "Parse only the items of a changed feed body whose raw bytes are new (off: parse all).",
+    )
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

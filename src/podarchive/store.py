@@ -343,10 +343,16 @@ def _item_hashes_v5(db: sqlite_utils.Database) -> None:
     """Issue #7: per-episode raw item hashes; snapshots that share an earlier one's items."""
     db.table("episodes").add_column("item_hash", str)
     snapshots = db.table("snapshots")
-    for name, kind in (("items_hash", str), ("items_from", int), ("items_to", int)):
+    for name, kind in (
+        ("items_hash", str), ("items_from", int), ("items_to", int), ("items_cut", int),
+        ("depth", int),
+    ):  # fmt: skip
         snapshots.add_column(name, kind)
     snapshots.add_column("base_id", int, fk="snapshots", fk_col="id")
     snapshots.create_index(["items_hash"])
+
+
+MAX_DELTA_DEPTH = 16  # snapshot deltas chain at most this deep; then a full body again
 
 
 class KnownItems:
@@ -358,7 +364,13 @@ class KnownItems:
         self._lock = threading.Lock()
 
     def __call__(self, feed_id: int) -> dict[str, str]:
+        """Nothing is known for a feed whose last body had warnings: any item may be the cause."""
         with self._lock:
+            warned = self._conn.execute(
+                "SELECT warnings FROM feeds WHERE id = ?", [feed_id]
+            ).fetchone()
+            if warned is None or warned[0]:
+                return {}
             rows = self._conn.execute(
                 "SELECT item_hash, key FROM episodes WHERE feed_id = ? AND item_hash IS NOT NULL",
                 [feed_id],
@@ -647,23 +659,24 @@ class Archive:
             base = cut = None
             for region_start, region_hash in snapshot.regions:
                 base = self.db.execute(
-                    "SELECT id FROM snapshots WHERE items_hash = ? AND base_id IS NULL LIMIT 1",
-                    [region_hash],
+                    "SELECT id, coalesce(depth, 0) FROM snapshots WHERE items_hash = ? "
+                    "AND coalesce(depth, 0) < ? ORDER BY id DESC LIMIT 1",
+                    [region_hash, MAX_DELTA_DEPTH],
                 ).fetchone()
                 if base is not None:
                     cut = region_start
                     break
             if base is not None and cut is not None and end is not None:
-                stored, start, end = body[:cut] + body[end:], cut, None
+                stored = body[:cut] + body[end:]
             else:
-                stored, base = body, None
+                stored, base, cut = body, None, None
             self.db.execute(
                 "INSERT INTO snapshots (feed_id, hash, first_fetched_at, url, content_type, size, "
-                "body, items_hash, items_from, items_to, base_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "body, items_hash, items_from, items_to, items_cut, base_id, depth) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [feed_id, digest, now, snapshot.url, snapshot.content_type, len(body),
-                 zlib.compress(stored, 6), snapshot.items_hash, start, end,
-                 base[0] if base else None],
+                 zlib.compress(stored, 6), snapshot.items_hash, start, end, cut,
+                 base[0] if base else None, base[1] + 1 if base else None],
             )  # fmt: skip
         self.db.execute(
             "INSERT INTO feed_bodies (feed_id, snapshot_id, seen_at) "
@@ -856,15 +869,15 @@ class Archive:
     def snapshot_body(self, snapshot_id: int) -> bytes:
         """The exact bytes of a kept body (a delta is rebuilt from the snapshot it points at)."""
         body, cut, base = self.db.execute(
-            "SELECT body, items_from, base_id FROM snapshots WHERE id = ?", [snapshot_id]
+            "SELECT body, items_cut, base_id FROM snapshots WHERE id = ?", [snapshot_id]
         ).fetchone()
         data = zlib.decompress(body)
         if base is None:
             return data
-        full, start, end = self.db.execute(
-            "SELECT body, items_from, items_to FROM snapshots WHERE id = ?", [base]
+        start, end = self.db.execute(
+            "SELECT items_from, items_to FROM snapshots WHERE id = ?", [base]
         ).fetchone()
-        return data[:cut] + zlib.decompress(full)[start:end] + data[cut:]
+        return data[:cut] + self.snapshot_body(base)[start:end] + data[cut:]
 
     def known_items(self) -> KnownItems | None:
         """A thread-safe reader of item hashes for worker threads; None for ``:memory:``."""
