@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from podarchive.extract import extract_links, html_to_text
+from podarchive.extract import html_to_text, notes_text_and_links
 from podarchive.identity import dedupe
 from podarchive.policy import PodcastIdentity
 from podarchive.store import EpisodeWrite, Row
@@ -39,9 +39,12 @@ def channel_row(channel: Channel) -> Row:
     }
 
 
-def episode_row(episode: Episode) -> Row:
+def episode_row(episode: Episode, notes_text: str | None = None) -> Row:
+    """The episode's columns; ``notes_text`` when the caller already derived it."""
     enclosure = episode.enclosure
     notes = episode.notes_html
+    if notes and notes_text is None:
+        notes_text = html_to_text(notes)
     return {
         "guid": episode.guid,
         "title": episode.title,
@@ -55,7 +58,7 @@ def episode_row(episode: Episode) -> Row:
         "link": episode.link,
         "summary": episode.summary,
         "notes_html": notes,
-        "notes_text": html_to_text(notes) if notes else None,
+        "notes_text": notes_text if notes else None,
         "image": episode.image,
         "enclosure_url": enclosure.url if enclosure else None,
         "enclosure_type": enclosure.type if enclosure else None,
@@ -73,8 +76,8 @@ def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite
     writes = []
     for key, episode in kept:
         notes = episode.notes_html
-        links = extract_links(notes, episode.link or base_url) if notes else ()
-        writes.append(EpisodeWrite(key=key, row=episode_row(episode), links=links))
+        text, links = notes_text_and_links(notes, episode.link or base_url) if notes else (None, ())
+        writes.append(EpisodeWrite(key=key, row=episode_row(episode, text), links=links))
     return writes, warnings
 
 
