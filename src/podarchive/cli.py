@@ -30,7 +30,7 @@ from podarchive.errors import ConfigError, PodarchiveError
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.scheduler import validate_cron
-from podarchive.settings import settings_from_env
+from podarchive.settings import Settings, settings_from_env
 from podarchive.store import Archive
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,6 +64,12 @@ def _setup_logging(verbose: int) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+
+
+def run_settings(allow_private_hosts: bool) -> Settings:
+    """Settings from the environment, with ``--allow-private-hosts`` applied."""
+    settings = settings_from_env()
+    return settings.replace(allow_private_hosts=True) if allow_private_hosts else settings
 
 
 def verbosity(command: F) -> F:
@@ -114,6 +120,12 @@ db_option = click.option(
     show_default=True,
     help="The archive file (created on first run).",
 )
+private_hosts_option = click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let URLs taken from feeds (episode pages, discovered feeds, site pages) reach "
+    "loopback and private addresses.",
+)
 schedules_option = click.option(
     "--schedules",
     "schedules_dir",
@@ -128,11 +140,7 @@ schedules_option = click.option(
 @click.argument("urls", nargs=-1, metavar="[URL]...")
 @schedules_option
 @db_option
-@click.option(
-    "--allow-private-hosts",
-    is_flag=True,
-    help="Let episode-page URLs from feeds reach loopback/private addresses.",
-)
+@private_hosts_option
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
 @click.option("--all", "everything", is_flag=True, help="Poll every scheduled feed, due or not.")
 @click.option(
@@ -166,9 +174,7 @@ def run(
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock
 
-    settings = settings_from_env()
-    if allow_private_hosts:
-        settings = settings.replace(allow_private_hosts=True)
+    settings = run_settings(allow_private_hosts)
     feeds = _adhoc_feeds(urls) if urls else load_schedules(schedules_dir)
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
@@ -213,9 +219,7 @@ def _finish(report: RunReport) -> None:
 @click.option(
     "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
 )
-@click.option(
-    "--allow-private-hosts", is_flag=True, help="Let a discovered feed be on a private address."
-)
+@private_hosts_option
 @schedules_option
 @verbosity
 @translate_errors
@@ -244,9 +248,7 @@ def add(
     except ValueError as e:
         raise click.BadParameter(str(e)) from e
     if not no_check:
-        settings = settings_from_env()
-        if allow_private_hosts:
-            settings = settings.replace(allow_private_hosts=True)
+        settings = run_settings(allow_private_hosts)
         found = find_feed(url, settings)
         if found.discovered_from:
             click.echo(f"found the feed {found.url} on {found.discovered_from}")
@@ -320,11 +322,7 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
 @cli.command()
 @schedules_option
 @db_option
-@click.option(
-    "--allow-private-hosts",
-    is_flag=True,
-    help="Let episode-page URLs from feeds reach loopback/private addresses.",
-)
+@private_hosts_option
 @click.option(
     "--tick",
     type=click.FloatRange(min=0.05),
@@ -350,9 +348,7 @@ def daemon(schedules_dir: Path, db_path: Path, allow_private_hosts: bool, tick: 
     from podarchive.status import heartbeat_path
 
     _daemon_logging()
-    settings = settings_from_env()
-    if allow_private_hosts:
-        settings = settings.replace(allow_private_hosts=True)
+    settings = run_settings(allow_private_hosts)
     feeds = load_schedules(schedules_dir)  # no last good schedule yet: a bad file is exit 2
     try:
         life = daemon_lock(db_path).acquire()
@@ -537,11 +533,7 @@ def _print_backfill(report: Any) -> None:
 @click.argument("feeds", nargs=-1, metavar="[FEED]...")
 @schedules_option
 @db_option
-@click.option(
-    "--allow-private-hosts",
-    is_flag=True,
-    help="Let URLs from feeds and the site reach loopback/private addresses.",
-)
+@private_hosts_option
 @click.option(
     "--since",
     type=click.DateTime(formats=["%Y-%m-%d"]),
@@ -595,9 +587,7 @@ def backfill(
     from podarchive.lock import archive_lock
     from podarchive.progress import make_progress
 
-    settings = settings_from_env()
-    if allow_private_hosts:
-        settings = settings.replace(allow_private_hosts=True)
+    settings = run_settings(allow_private_hosts)
     if rate:
         settings = settings.replace(host_gap=max(settings.host_gap, 1 / rate))
     schedules = _backfill_feeds(feeds, schedules_dir, allow_private_hosts)

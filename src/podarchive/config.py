@@ -186,11 +186,7 @@ def render_schedule(feed: FeedSchedule) -> str:
 def add_schedule(directory: Path, feed: FeedSchedule) -> Path:
     """Write ``feed`` as a new schedule file in ``directory``; refuses a URL already there."""
     directory.mkdir(parents=True, exist_ok=True)
-    existing = (
-        {f.url: f.source for f in load_schedules(directory)}
-        if any(directory.glob("*.toml"))
-        else {}
-    )
+    existing = {f.url: f.source for f in load_schedules(directory)}
     if feed.url in existing:
         raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
     path = directory / schedule_file_name(feed.url, feed.name)
@@ -198,12 +194,5 @@ def add_schedule(directory: Path, feed: FeedSchedule) -> Path:
     while path.exists():
         path = directory / f"{stem}-{n}.toml"
         n += 1
-    text = render_schedule(feed)
-    load_schedule_text_check(path, text)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(render_schedule(feed), encoding="utf-8")
     return path
-
-
-def load_schedule_text_check(path: Path, text: str) -> None:
-    """Make sure what we are about to write reads back (guards the renderer)."""
-    tomllib.loads(text)
