@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from podarchive.config import FeedSchedule
 from podarchive.settings import Settings
@@ -74,6 +77,22 @@ def clone_feed_states(archive: Archive, template_url: str, urls: list[str]) -> N
             "VALUES (?, '2022-01-01T00:00:00Z', ?, ?, 0) ON CONFLICT(url) DO NOTHING",
             [(u, etag, content_hash) for u in urls],
         )
+
+
+def run_in_child(archive: Path, urls: list[str]) -> dict[str, Any]:
+    """One ``update_feeds`` of ``urls`` in a fresh process (child_run.py): its own figures."""
+    listing = archive.with_suffix(".urls")
+    listing.write_text("\n".join(urls))
+    script = Path(__file__).with_name("child_run.py")
+    done = subprocess.run(
+        [sys.executable, str(script), str(archive), str(listing)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def fresh_archive(directory: Path, name: str = "archive.db") -> Archive:

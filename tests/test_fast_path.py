@@ -104,17 +104,17 @@ def test_fixture_feed_fast_path_equals_full_parse(tmp_path: Path, site: Loopback
 def test_fast_path_parses_only_new_items(
     tmp_path: Path, site: LoopbackSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import podarchive.pipeline as pipeline
+    import podarchive.reading as reading
 
     seen: list[int] = []
-    real = pipeline.parse_feed
+    real = reading.parse_feed
 
     def counting(body: bytes, *args: object, **kwargs: object) -> object:
         parsed = real(body, *args, **kwargs)  # type: ignore[arg-type]
         seen.append(len(parsed.episodes))
         return parsed
 
-    monkeypatch.setattr(pipeline, "parse_feed", counting)
+    monkeypatch.setattr(reading, "parse_feed", counting)  # small runs parse inline
     sequence = bodies((FIXTURES / "pytorch" / "feed.xml").read_bytes())
     db = archive_sequence(tmp_path, site, sequence, True)
     total = len(podcast_ns.split_items(sequence[0]).spans)  # type: ignore[union-attr]

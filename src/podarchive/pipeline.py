@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,13 +25,13 @@ import httpx
 
 from podarchive import __version__, podcast_ns, policy
 from podarchive.config import FeedSchedule
+from podarchive.cpu import CpuLane
 from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
-from podarchive.extract import extract_page
 from podarchive.fetch import Fetcher, FetchRecord
-from podarchive.identity import episode_key
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
-from podarchive.rows import channel_row, episode_writes, podcast_identity
+from podarchive.reading import FeedRead, read_feed, read_items, read_page, with_item_hashes
+from podarchive.rows import channel_row, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import (
     Archive,
@@ -43,7 +43,7 @@ from podarchive.store import (
     SaveStats,
     Snapshot,
 )
-from podarchive.types import FetchResult, PageNotes, ParsedFeed
+from podarchive.types import FetchResult, PageNotes
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
@@ -172,12 +172,17 @@ def _is_due(
 
 
 def fetch_feed(
-    fetcher: Fetcher, schedule: FeedSchedule, state: FeedState, known: Known | None = None
+    fetcher: Fetcher,
+    schedule: FeedSchedule,
+    state: FeedState,
+    known: Known | None = None,
+    cpu: CpuLane | None = None,
 ) -> FeedOutcome:
     """Fetch and parse one feed. Never raises: failures come back in ``error``.
 
     With ``known`` (the item cache), only the items whose raw bytes the archive has not
     stored for this feed go through feedparser; the others are listed by key (issue #7).
+    ``cpu`` decides where the parsing runs (default: inline).
     """
     records: list[FetchRecord] = []
     try:
@@ -195,29 +200,23 @@ def fetch_feed(
         if digest == state.content_hash:
             return FeedOutcome(schedule, state, records, result, content_hash=digest)
         split = podcast_ns.split_items(result.body, _item_context(result))
-        fast = _parse_new_items(result, split, known(state.id)) if split and known else None
-        if fast is not None:
-            parsed, writes, listed = fast
-            duplicates: list[str] = []
-        else:
-            parsed = parse_feed(result.body, result.headers, url=result.final_url)
-            writes, duplicates = episode_writes(parsed, result.final_url)
-            writes, listed = _with_item_hashes(parsed, writes, split), []
-        move_to, move_note = _check_new_feed_url(fetcher, schedule, state, parsed, records)
+        items = known(state.id) if split and known else None
+        read, writes, listed = _read_body(cpu or CpuLane(1), result, split, items)
+        move_to, move_note = _check_new_feed_url(fetcher, schedule, state, read, records)
         return FeedOutcome(
             schedule,
             state,
             records,
             result,
             content_hash=digest,
-            meta=channel_row(parsed.channel),
-            episodes=tuple(writes),
-            warnings=(*parsed.warnings, *duplicates, *move_note),
+            meta=channel_row(read.channel),
+            episodes=writes,
+            warnings=(*read.warnings, *read.duplicates, *move_note),
             move_to=move_to,
-            complete=parsed.channel.complete,
-            well_formed=not parsed.warnings,
+            complete=read.channel.complete,
+            well_formed=not read.warnings,
             split=split,
-            listed=tuple(listed),
+            listed=listed,
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -233,59 +232,38 @@ def _item_context(result: FetchResult) -> str:
     return f"{__version__}\0{result.final_url}\0{result.content_type or ''}"
 
 
-def _parse_new_items(
-    result: FetchResult, split: FeedSplit, known: dict[str, str]
-) -> tuple[ParsedFeed, list[EpisodeWrite], list[str]] | None:
-    """Parse the skeleton plus only the unknown items; None when a full parse must decide.
+def _read_body(
+    cpu: CpuLane, result: FetchResult, split: FeedSplit | None, known: dict[str, str] | None
+) -> tuple[FeedRead, tuple[EpisodeWrite, ...], tuple[str, ...]]:
+    """The feed's read, its writes and the keys of known items not parsed again.
 
-    Returns the parsed (small) feed, the writes of its new or changed items and the keys
-    of the known ones. Falls back on anything a partial parse could get wrong: warnings,
-    an item count feedparser does not agree with, keys shared between items (duplicates,
-    which only the whole document orders), a proposed new feed URL (identity check).
+    With the item cache and a split body, only new items are parsed, in chunks that the
+    CPU lane may spread over worker processes; anything a partial parse could get wrong
+    falls back to a parse of the whole body.
     """
-    fresh = [i for i, digest in enumerate(split.hashes) if digest not in known]
-    if not known or len(fresh) == len(split.hashes):
-        return None  # nothing known: the full parse is the same work
-    try:
-        parsed = parse_feed(split.document(fresh), result.headers, url=result.final_url)
-    except PodarchiveError:
-        return None
-    if parsed.warnings or len(parsed.episodes) != len(fresh) or parsed.channel.new_feed_url:
-        return None
-    fresh_set = set(fresh)
-    listed = [known[d] for i, d in enumerate(split.hashes) if i not in fresh_set]
-    keys = [episode_key(e) for e in parsed.episodes]
-    if len({*keys, *listed}) != len(keys) + len(listed):
-        return None
-    writes, duplicates = episode_writes(parsed, result.final_url)
-    if duplicates or len(writes) != len(fresh):
-        return None
-    pairs = zip(writes, fresh, strict=True)
-    hashed = [dataclasses.replace(w, item_hash=split.hashes[i]) for w, i in pairs]
-    return parsed, hashed, listed
+    headers, url = result.headers, result.final_url
 
+    def read_all(documents: Sequence[bytes]) -> list[FeedRead]:
+        argsets = [(d, headers, url) for d in documents]
+        return cpu.map(read_feed, argsets, weight=sum(map(len, documents)))
 
-def _with_item_hashes(
-    parsed: ParsedFeed, writes: list[EpisodeWrite], split: FeedSplit | None
-) -> list[EpisodeWrite]:
-    """Give each written episode the hash of the item it came from (first of duplicates)."""
-    if split is None or len(parsed.episodes) != len(split.hashes):
-        return writes
-    by_key: dict[str, str] = {}
-    for episode, digest in zip(parsed.episodes, split.hashes, strict=True):
-        by_key.setdefault(episode_key(episode), digest)
-    return [dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in writes]
+    if split is not None and known is not None:
+        items = read_items(split, known, read_all)
+        if items is not None:
+            return items.read, items.read.writes, items.listed
+    read = read_all([result.body])[0]
+    return read, with_item_hashes(read, split), ()
 
 
 def _check_new_feed_url(
     fetcher: Fetcher,
     schedule: FeedSchedule,
     state: FeedState,
-    parsed: ParsedFeed,
+    read: FeedRead,
     records: list[FetchRecord],
 ) -> tuple[str | None, tuple[str, ...]]:
     """``itunes:new-feed-url`` is a proposal: follow it only if it serves the same podcast."""
-    proposed = parsed.channel.new_feed_url
+    proposed = read.channel.new_feed_url
     if not proposed or normalize_url(proposed) == normalize_url(state.current_url):
         return None, ()
     try:
@@ -300,13 +278,15 @@ def _check_new_feed_url(
         candidate = parse_feed(result.body, result.headers, url=result.final_url)
     except PodarchiveError as e:
         return None, (f"itunes:new-feed-url {proposed} not followed: {e}",)
-    if policy.same_podcast(podcast_identity(parsed), podcast_identity(candidate)):
+    if policy.same_podcast(read.identity, podcast_identity(candidate)):
         return proposed, ()
     return None, (f"itunes:new-feed-url {proposed} not followed: it serves another podcast",)
 
 
-def fetch_page(fetcher: Fetcher, task: PageTask, schedule: FeedSchedule) -> PageOutcome:
-    """Fetch and extract one episode page. Never raises."""
+def fetch_page(
+    fetcher: Fetcher, task: PageTask, schedule: FeedSchedule, cpu: CpuLane | None = None
+) -> PageOutcome:
+    """Fetch and extract one episode page. Never raises. ``cpu``: where extraction runs."""
     records: list[FetchRecord] = []
     try:
         result = fetcher.get(
@@ -321,7 +301,9 @@ def fetch_page(fetcher: Fetcher, task: PageTask, schedule: FeedSchedule) -> Page
         )
         if result.not_modified:
             return PageOutcome(task, records, result)
-        notes = extract_page(result.body, result.final_url, content_type=result.content_type)
+        notes = (cpu or CpuLane(1)).run(
+            read_page, result.body, result.final_url, result.content_type, weight=len(result.body)
+        )
         return PageOutcome(task, records, result, notes=notes)
     except PodarchiveError as e:
         return PageOutcome(task, records, error=e)
@@ -535,6 +517,26 @@ def update_due(
     return report
 
 
+@dataclass(frozen=True, slots=True)
+class _Workers:
+    """What a run's phases share: the HTTP client, the threads, the CPU lane, the item cache."""
+
+    fetcher: Fetcher
+    threads: ThreadPoolExecutor
+    cpu: CpuLane
+    known: Known | None
+
+    def fetch_feed(self, schedule: FeedSchedule, state: FeedState) -> Future[Any]:
+        return self.threads.submit(fetch_feed, self.fetcher, schedule, state, self.known, self.cpu)
+
+    def fetch_page(self, task: PageTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_page, self.fetcher, task, schedule, self.cpu)
+
+    def abort(self) -> None:
+        self.fetcher.abort()
+        self.cpu.abort()
+
+
 def update_feeds(
     archive: Archive,
     schedules: Iterable[FeedSchedule],
@@ -557,16 +559,21 @@ def update_feeds(
         for host, stamp in archive.host_blocks(iso(clock())).items()
         if (until := parse_iso(stamp)) is not None
     }
-    pool = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
+    threads = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
     known: KnownItems | None = archive.known_items() if settings.item_cache else None
-    with Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher:
+    with (
+        Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher,
+        CpuLane(settings.processes) as cpu,
+    ):
+        workers = _Workers(fetcher, threads, cpu, known)
         try:
-            pending = _submit_feeds(archive, schedules, fetcher, pool, report, clock, known)
-            _drain(archive, pending, fetcher, pool, report, settings, clock, stop)
+            pending = _submit_feeds(archive, schedules, workers, report, clock)
+            _drain(archive, pending, workers, report, settings, clock, stop)
         finally:
-            if stop is not None and stop.is_set():
-                fetcher.abort()
-            pool.shutdown(wait=stop is None or not stop.is_set(), cancel_futures=True)
+            stopping = stop is not None and stop.is_set()
+            if stopping:
+                workers.abort()
+            threads.shutdown(wait=not stopping, cancel_futures=True)
             if known is not None:
                 known.close()
         archive.save_host_blocks(
@@ -579,11 +586,9 @@ def update_feeds(
 def _submit_feeds(
     archive: Archive,
     schedules: Iterable[FeedSchedule],
-    fetcher: Fetcher,
-    pool: ThreadPoolExecutor,
+    workers: _Workers,
     report: RunReport,
     clock: Clock,
-    known: Known | None = None,
 ) -> set[Future[Any]]:
     """Start one fetch per distinct feed: never two GETs of one feed in a run."""
     pending: set[Future[Any]] = set()
@@ -595,15 +600,14 @@ def _submit_feeds(
             note = f"same feed as {twin} (it moved there); not fetched twice"
             report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
             continue
-        pending.add(pool.submit(fetch_feed, fetcher, schedule, state, known))
+        pending.add(workers.fetch_feed(schedule, state))
     return pending
 
 
 def _drain(
     archive: Archive,
     pending: set[Future[Any]],
-    fetcher: Fetcher,
-    pool: ThreadPoolExecutor,
+    workers: _Workers,
     report: RunReport,
     settings: Settings,
     clock: Clock,
@@ -614,7 +618,7 @@ def _drain(
     while pending:
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
         if stop is not None and stop.is_set():
-            fetcher.abort()
+            workers.abort()
             for future in pending:
                 future.cancel()
             pending = set()
@@ -635,7 +639,7 @@ def _drain(
                 if not (feed_report.ok and outcome.schedule.pages) or (stop and stop.is_set()):
                     tasks = []
                 feed_report.pages_pending = len(tasks)
-                pending.update(pool.submit(fetch_page, fetcher, t, outcome.schedule) for t in tasks)
+                pending.update(workers.fetch_page(t, outcome.schedule) for t in tasks)
             else:
                 status = store_page(archive, outcome, iso(clock()))
                 feed_report = reports[outcome.task.feed_id]

@@ -51,6 +51,10 @@ class Settings:
         False,
         "Let URLs taken from feed content (episode pages) reach loopback and private addresses.",
     )
+    processes: int = _setting(
+        0,
+        "Worker processes that parse feeds and pages in a big run (0: one per core; 1: none).",
+    )
     item_cache: bool = _setting(
         True,
         "Parse only the items of a changed feed body whose raw bytes are new (off: parse all).",

@@ -1,0 +1,148 @@
+"""Where the CPU-heavy pure work of a run happens: inline, or in worker processes.
+
+Parsing feeds and extracting pages are pure functions (bytes in, values out) that hold the
+GIL for milliseconds per item. Run in the fetch threads, they serialise on the GIL and starve
+the archive writer (every ``sqlite3`` step gives the GIL up and waits to get it back). So a
+run hands them to a :class:`CpuLane`:
+
+* small work runs inline, in the calling thread: a run of 304s, one new episode or a feed
+  whose only change is its ``lastBuildDate`` never pays for a process;
+* once a run has handed the lane more than ``start_after`` bytes of markup, the lane starts
+  one worker process per core (``forkserver``, with the parsers preloaded) and sends the rest
+  there, so a first ingest or a backfill uses every core.
+
+The calling thread waits for its job without holding the GIL. :meth:`CpuLane.abort` makes
+every wait give up at once with :class:`~podarchive.errors.Abandoned`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from podarchive.errors import Abandoned, PodarchiveError
+
+T = TypeVar("T")
+
+#: Modules a worker needs, imported once in the fork server rather than in every worker.
+PRELOAD = ["podarchive.reading", "podarchive.extract"]
+#: Bytes of markup a run handles inline before it starts worker processes.
+START_AFTER = 1024 * 1024
+_POLL = 0.1  # seconds between checks for an abort while waiting on a worker
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+class CpuLane:
+    """Runs pure jobs inline or in a lazily started pool of worker processes.
+
+    ``processes`` is the pool's size (0: one per usable core; 1: never start a pool);
+    ``start_after`` the bytes handled inline first (default :data:`START_AFTER`).
+    Thread-safe: fetch threads call :meth:`map` concurrently.
+    """
+
+    def __init__(self, processes: int = 0, start_after: int | None = None) -> None:
+        self.processes = processes if processes > 0 else usable_cores()
+        self.start_after = START_AFTER if start_after is None else start_after
+        self._handled = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._abort = threading.Event()
+
+    def __enter__(self) -> CpuLane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def started(self) -> bool:
+        """Whether worker processes were started in this run."""
+        return self._pool is not None
+
+    def _parallel(self, weight: int) -> bool:
+        """Count ``weight`` bytes of work; True when it goes to worker processes."""
+        if self.processes < 2:
+            return False
+        with self._lock:
+            self._handled += weight
+            return self._pool is not None or self._handled > self.start_after
+
+    def run(self, fn: Callable[..., T], *args: Any, weight: int) -> T:
+        """``fn(*args)``, inline or in a worker depending on what the run has handled."""
+        return self.map(fn, [args], weight=weight)[0]
+
+    def map(
+        self, fn: Callable[..., T], argsets: Sequence[tuple[Any, ...]], *, weight: int
+    ) -> list[T]:
+        """``[fn(*args) for args in argsets]`` in order; in parallel once the pool is up.
+
+        ``weight`` is the bytes of markup the jobs read, in all. ``fn`` must be a module-level
+        function and its arguments and result picklable. Exceptions ``fn`` raises come back
+        as they are.
+        """
+        if not self._parallel(weight):
+            return [fn(*args) for args in argsets]
+        pool = self._ensure_pool()
+        try:
+            futures = [pool.submit(fn, *args) for args in argsets]
+        except (BrokenProcessPool, RuntimeError) as e:
+            raise self._lost(e) from e
+        try:
+            return [self._wait(f) for f in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def abort(self) -> None:
+        """Make every current and later wait raise :class:`Abandoned`."""
+        self._abort.set()
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=not self._abort.is_set(), cancel_futures=True)
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.processes, mp_context=_context())
+            return self._pool
+
+    def _wait(self, future: Future[T]) -> T:
+        while True:
+            if self._abort.is_set():
+                raise Abandoned()
+            try:
+                return future.result(timeout=_POLL)
+            except FutureTimeout:
+                continue
+            except BrokenProcessPool as e:
+                raise self._lost(e) from e
+
+    def _lost(self, e: BaseException) -> PodarchiveError:
+        if self._abort.is_set():
+            return Abandoned()
+        return PodarchiveError(f"a parser process died: {e}")
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` where there is one (never ``fork`` from a threaded process), else spawn."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return multiprocessing.get_context("spawn")  # pragma: no cover - Windows

@@ -1,0 +1,141 @@
+"""Feed and page bytes → what the archive stores, as jobs that can run in parallel. Pure.
+
+:func:`read_feed` parses one document (a whole body, or its skeleton with some of its items,
+see :class:`~podarchive.podcast_ns.FeedSplit`) and derives the episode rows. It runs in a
+worker process when a run is big (:mod:`podarchive.cpu`), so its result is small and
+picklable: the channel, the rows, and the keys and guids of the items, not the parsed feed.
+
+:func:`read_items` reads the new items of a split body in chunks and merges them, or says
+that only a parse of the whole body can decide (warnings, duplicate keys, a proposed feed
+move: anything whose meaning depends on the other items).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from podarchive.extract import extract_page
+from podarchive.identity import episode_key
+from podarchive.parse import parse_feed
+from podarchive.podcast_ns import FeedSplit
+from podarchive.policy import PodcastIdentity
+from podarchive.rows import episode_writes
+from podarchive.store import EpisodeWrite
+from podarchive.types import Channel, PageNotes
+
+#: Bytes of items per chunk when a split body is read by several worker processes.
+CHUNK_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FeedRead:
+    """One parsed document, as the archive needs it."""
+
+    channel: Channel
+    warnings: tuple[str, ...]
+    keys: tuple[str, ...]  # episode key of every item, in document order (duplicates too)
+    guids: frozenset[str]
+    writes: tuple[EpisodeWrite, ...]  # one per distinct key, first kept
+    duplicates: tuple[str, ...]  # warnings about items that repeat a key
+
+    @property
+    def identity(self) -> PodcastIdentity:
+        return PodcastIdentity(self.channel.podcast_guid, self.channel.title, self.guids)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemsRead:
+    """The new items of a split body, read without the known ones."""
+
+    read: FeedRead  # writes carry their item hashes
+    listed: tuple[str, ...]  # keys of the known items, not parsed again
+
+
+def read_feed(document: bytes, headers: Mapping[str, str] | None, url: str) -> FeedRead:
+    """Parse ``document`` and derive its rows (raises ParseError like parse_feed)."""
+    parsed = parse_feed(document, headers, url=url)
+    writes, duplicates = episode_writes(parsed, url)
+    return FeedRead(
+        channel=parsed.channel,
+        warnings=parsed.warnings,
+        keys=tuple(episode_key(e) for e in parsed.episodes),
+        guids=frozenset(e.guid for e in parsed.episodes if e.guid),
+        writes=tuple(writes),
+        duplicates=tuple(duplicates),
+    )
+
+
+def read_page(body: bytes, url: str, content_type: str | None) -> PageNotes:
+    """The show notes of an episode page (:func:`~podarchive.extract.extract_page`)."""
+    return extract_page(body, url, content_type=content_type)
+
+
+Reader = Callable[[Sequence[bytes]], list[FeedRead]]
+
+
+def read_items(split: FeedSplit, known: Mapping[str, str], read_all: Reader) -> ItemsRead | None:
+    """Read the items of ``split`` whose hash is not in ``known`` (hash → key).
+
+    The new items are cut into documents of about :data:`CHUNK_BYTES` (the skeleton with a
+    run of items each), which ``read_all`` reads with :func:`read_feed`, in parallel or
+    not. None when a parse of the whole body must decide.
+    """
+    fresh = [i for i, digest in enumerate(split.hashes) if digest not in known]
+    groups = _chunks(split, fresh)
+    reads = read_all([split.document(group) for group in groups])
+    if any(_disagrees(read, group) for read, group in zip(reads, groups, strict=True)):
+        return None
+    fresh_set = set(fresh)
+    listed = tuple(known[d] for i, d in enumerate(split.hashes) if i not in fresh_set)
+    keys = [key for read in reads for key in read.keys]
+    if len({*keys, *listed}) != len(keys) + len(listed):
+        return None  # keys shared between items: only the whole document orders them
+    writes = [
+        dataclasses.replace(write, item_hash=split.hashes[i])
+        for write, i in zip((w for r in reads for w in r.writes), fresh, strict=True)
+    ]
+    first = reads[0]
+    merged = dataclasses.replace(
+        first,
+        keys=tuple(keys),
+        guids=frozenset().union(*(r.guids for r in reads)),
+        writes=tuple(writes),
+    )
+    return ItemsRead(merged, listed)
+
+
+def with_item_hashes(read: FeedRead, split: FeedSplit | None) -> tuple[EpisodeWrite, ...]:
+    """The writes of a whole-body read, each with the hash of its item (first of duplicates)."""
+    if split is None or len(read.keys) != len(split.hashes):
+        return read.writes
+    by_key: dict[str, str] = {}
+    for key, digest in zip(read.keys, split.hashes, strict=True):
+        by_key.setdefault(key, digest)
+    return tuple(dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in read.writes)
+
+
+def _disagrees(read: FeedRead, group: Sequence[int]) -> bool:
+    """Whether a partial read may differ from what the whole body would give."""
+    return bool(
+        read.warnings
+        or read.duplicates
+        or read.channel.new_feed_url
+        or len(read.keys) != len(group)
+        or len(read.writes) != len(group)
+    )
+
+
+def _chunks(split: FeedSplit, indexes: Sequence[int]) -> list[list[int]]:
+    """``indexes`` in document order, cut into runs of about :data:`CHUNK_BYTES` of items."""
+    groups: list[list[int]] = [[]]
+    size = 0
+    for i in indexes:
+        a, b = split.spans[i]
+        if groups[-1] and size + (b - a) > CHUNK_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += b - a
+    return groups
