@@ -59,13 +59,44 @@ def find_churned(new: Mapping[str, Any], candidates: Mapping[str, Mapping[str, A
     their own key. The first matching candidate in key order wins, so the choice is
     deterministic.
     """
-    wanted = set(_fingerprints(new))
-    if not wanted:
-        return None
-    for key in sorted(candidates):
-        if wanted & set(_fingerprints(candidates[key])):
-            return key
-    return None
+    return ChurnIndex(candidates).find(new)
+
+
+class ChurnIndex:
+    """:func:`find_churned` for many lookups: each candidate is fingerprinted once, lazily.
+
+    Candidates can be added and dropped between lookups (an episode found churned is no
+    longer a candidate); a lookup costs the new row's fingerprints, not a pass over all.
+    """
+
+    def __init__(self, candidates: Mapping[str, Mapping[str, Any]]) -> None:
+        self._pending = dict(candidates)  # not fingerprinted yet
+        self._prints: dict[str, list[tuple[str, ...]]] = {}
+        self._keys: dict[tuple[str, ...], set[str]] = {}
+
+    def add(self, key: str, row: Mapping[str, Any]) -> None:
+        self.discard(key)
+        self._pending[key] = row
+
+    def discard(self, key: str) -> None:
+        self._pending.pop(key, None)
+        for fingerprint in self._prints.pop(key, ()):
+            self._keys[fingerprint].discard(key)
+
+    def find(self, new: Mapping[str, Any]) -> str | None:
+        """The smallest candidate key sharing a fingerprint with ``new``."""
+        self._index_pending()
+        if not self._prints:
+            return None
+        found = [key for fp in _fingerprints(new) for key in self._keys.get(fp, ())]
+        return min(found, default=None)
+
+    def _index_pending(self) -> None:
+        while self._pending:
+            key, row = self._pending.popitem()
+            self._prints[key] = _fingerprints(row)
+            for fingerprint in self._prints[key]:
+                self._keys.setdefault(fingerprint, set()).add(key)
 
 
 def absence(
