@@ -34,6 +34,7 @@ class Request:
     method: str
     path: str
     headers: dict[str, str]
+    port: int = 0  # the client's port: one per TCP connection
 
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
@@ -101,7 +102,8 @@ class LoopbackSite:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self._lock:
-            self.requests.append(Request(handler.command, handler.path, headers))
+            port = int(handler.client_address[1])
+            self.requests.append(Request(handler.command, handler.path, headers, port))
         route = self.routes.get(handler.path.split("?")[0])
         if route is None:
             _send(handler, 404, b"not found", {"Content-Type": "text/plain"})

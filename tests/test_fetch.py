@@ -302,3 +302,15 @@ def test_user_agent_can_be_set_per_request(site: LoopbackSite) -> None:
     with Fetcher(FAST) as fetcher:
         fetcher.get(site.url("/feed"), user_agent="MyPodcastBot/1.0")
     assert site.requests[0].headers["user-agent"] == "MyPodcastBot/1.0"
+
+
+def test_304s_keep_the_connection_alive(site: LoopbackSite) -> None:
+    """A bodiless answer is read to its end, so the next request reuses the connection."""
+    for k in range(3):
+        site.serve(f"/f{k}", b"<rss/>", etag=f'"v{k}"')
+    with Fetcher(Settings(host_gap=0, per_host=1)) as fetcher:
+        for round_ in range(2):
+            for k in range(3):
+                result = fetcher.get(site.url(f"/f{k}"), etag=f'"v{k}"' if round_ else None)
+                assert result.not_modified == bool(round_)
+    assert len({r.port for r in site.requests}) == 1
