@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
-from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
@@ -24,7 +23,7 @@ from bs4.filter import SoupStrainer
 
 from podarchive.errors import ExtractError
 from podarchive.types import Link, PageNotes
-from podarchive.urls import domain_of, is_http_url, normalize_url
+from podarchive.urls import domain_of, http_link_parts, is_http_url, join_url
 
 #: Generic notes with fewer characters of text outside links than this are "no notes".
 MIN_NOTES_CHARS = 40
@@ -71,6 +70,12 @@ HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 BLOCK_TAGS = LINE_TAGS | PARAGRAPH_TAGS | {"td", "th", "br", "body", "html"}
 
 _CELL, _LINE, _PARAGRAPH = 0, 1, 2  # break markers in a text stream, weakest first
+#: The break marker each block element puts before and after its text.
+_BREAKS = (
+    dict.fromkeys(("td", "th"), _CELL)
+    | dict.fromkeys(LINE_TAGS | {"br"}, _LINE)
+    | dict.fromkeys(PARAGRAPH_TAGS, _PARAGRAPH)
+)
 _XML_DECLARATION_RE = re.compile(r"\s*<\?xml[^>]*>")
 _FEED_ROOT_RE = re.compile(
     r"\s*(?:<\?[^>]*>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<(?:rss|feed|rdf:RDF)[\s>]", re.I | re.S
@@ -186,7 +191,8 @@ def _parse(
     """``markup`` parsed by lxml, or None if there is nothing to parse."""
     if "<" not in markup:  # also keeps bs4's MarkupResemblesLocatorWarning away
         return None
-    markup = _XML_DECLARATION_RE.sub("", markup, count=1)  # avoids XMLParsedAsHTMLWarning
+    if "<?xml" in markup:  # a plain find first: the expression tries a match at every offset
+        markup = _XML_DECLARATION_RE.sub("", markup, count=1)  # avoids XMLParsedAsHTMLWarning
     data = markup.encode("utf-8", "replace")  # lone surrogates become "?"; bytes parse faster
     try:
         return BeautifulSoup(
@@ -261,33 +267,32 @@ def _base_of(soup: BeautifulSoup, base_url: str | None) -> str | None:
 def _links_in(root: Tag, base_url: str | None) -> tuple[Link, ...]:
     links: list[Link] = []
     for anchor in _tags(root, "a"):
-        absolute = _absolute_href(_attr(anchor, "href"), base_url)
-        if absolute is None:
+        absolute = _resolved_href(_attr(anchor, "href"), base_url)
+        if absolute is None or (parts := http_link_parts(absolute)) is None:
             continue
-        links.append(
-            Link(
-                position=len(links),
-                url=absolute,
-                normalized_url=normalize_url(absolute),
-                domain=domain_of(absolute),
-                text=_collapse(anchor.get_text()),
-            )
-        )
+        normalized, domain = parts
+        text = _collapse(anchor.get_text())
+        links.append(Link(len(links), absolute, normalized, domain, text))
     return tuple(links)
 
 
 def _absolute_href(href: str, base_url: str | None) -> str | None:
     """The absolute http(s) URL an href points to, or None for links that are skipped."""
+    absolute = _resolved_href(href, base_url)
+    return absolute if absolute is not None and is_http_url(absolute) else None
+
+
+def _resolved_href(href: str, base_url: str | None) -> str | None:
+    """``href`` resolved against ``base_url`` (any scheme); None for empty and ``#…`` hrefs."""
     href = href.strip()
     if not href or href.startswith("#"):
         return None
-    absolute = _join(base_url, href)
-    return absolute if absolute is not None and is_http_url(absolute) else None
+    return _join(base_url, href)
 
 
 def _join(base_url: str | None, href: str) -> str | None:
     try:
-        return urljoin(base_url, href) if base_url else href
+        return join_url(base_url, href) if base_url else href
     except ValueError:  # e.g. a malformed IPv6 host
         return None
 
@@ -308,35 +313,28 @@ def _text_of(root: Tag) -> str:
 
 
 def _text_pieces(root: Tag) -> Iterator[str | int]:
-    """Text (str) and break markers (int: ``_CELL``, ``_LINE``, ``_PARAGRAPH``) in order."""
-    stack: list[tuple[PageElement, bool]] = [(root, False)]
+    """Text (str) and break markers (int: ``_CELL``, ``_LINE``, ``_PARAGRAPH``) in order.
+
+    A block's marker is yielded on entry and pushed to come out again after its children.
+    """
+    stack: list[PageElement | int] = [root]
     while stack:
-        node, closing = stack.pop()
-        if isinstance(node, Tag):
+        node = stack.pop()
+        if isinstance(node, int):
+            yield node
+        elif isinstance(node, Tag):
             if node.name in INVISIBLE_TAGS and node is not root:
                 continue
-            marker = _break_for(node.name)
+            marker = _BREAKS.get(node.name)
             if marker is not None:
                 yield marker
-            if closing:
-                continue
-            stack.append((node, True))
+                stack.append(marker)
             if node.name == "pre":
                 yield from _pre_lines(node)
             else:
-                stack.extend((child, False) for child in reversed(node.contents))
+                stack.extend(reversed(node.contents))
         elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
-            yield str(node)
-
-
-def _break_for(name: str) -> int | None:
-    if name in PARAGRAPH_TAGS:
-        return _PARAGRAPH
-    if name in LINE_TAGS or name == "br":
-        return _LINE
-    if name in ("td", "th"):
-        return _CELL
-    return None
+            yield node
 
 
 def _pre_lines(pre: Tag) -> Iterator[str | int]:
@@ -634,12 +632,9 @@ def _narrowed(block: Tag, stats: dict[int, _TextLength]) -> Tag:
 def _tags(root: Tag, *names: str) -> Iterator[Tag]:
     """The elements under ``root`` in document order (only ``names``, if given); iterative."""
     wanted = frozenset(names)
-    stack = _child_tags(root)[::-1]
-    while stack:
-        tag = stack.pop()
-        if not wanted or tag.name in wanted:
-            yield tag
-        stack.extend(reversed(_child_tags(tag)))
+    for node in root.descendants:  # follows next_element: no recursion, no per-tag lists
+        if isinstance(node, Tag) and (not wanted or node.name in wanted):
+            yield node
 
 
 def _child_tags(tag: Tag) -> list[Tag]:

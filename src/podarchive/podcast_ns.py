@@ -13,6 +13,7 @@ at all gives an empty :class:`PodcastScan`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ RSS_TEXT_NAMESPACES = frozenset(
 )
 RDF_ABOUT = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
 ITEM_NAMES = frozenset({"item", "entry"})
+_ITEM_TAGS = tuple(f"{{*}}{name}" for name in sorted(ITEM_NAMES))  # lxml: any namespace or none
 # Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
 # literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
 KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes"}
@@ -152,14 +154,15 @@ _CP1252 = _cp1252_table()
 
 def _repair(text: str | None, utf8: bool) -> str | None:
     """feedparser's repairs of a text (see the module docstring)."""
-    if text is None:
-        return None
+    if text is None or text.isascii():  # both repairs leave ASCII alone
+        return text
     if utf8:
         with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):
             text = text.encode("iso-8859-1").decode("utf-8")
     return text.translate(_CP1252)
 
 
+@functools.lru_cache(maxsize=1024)  # a feed repeats a few dozen tag names thousands of times
 def _split(tag: object) -> tuple[str, str]:
     """(kind, local name) of a tag: kind is PODCAST, ITUNES, or the lower-cased other URI."""
     if not isinstance(tag, str):
@@ -180,9 +183,8 @@ def _split(tag: object) -> tuple[str, str]:
 
 def _items(root: etree._Element) -> Iterator[etree._Element]:
     """Every RSS <item> / Atom <entry>, in document order."""
-    for el in root.iter():
-        kind, local = _split(el.tag)
-        if local in ITEM_NAMES and kind in ITEM_NAMESPACES:
+    for el in root.iter(*_ITEM_TAGS):
+        if _split(el.tag)[0] in ITEM_NAMESPACES:
             yield el
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote_plus, urljoin, urlsplit, urlunsplit
 
 #: Query parameters that only track the click, removed everywhere (compared case-insensitively).
 #: Any parameter starting with ``utm_`` is removed as well.
@@ -113,11 +113,37 @@ def normalize_url(url: str) -> str:
         return url
     if not parts.scheme or not parts.netloc:
         return url
+    return _normalized(parts, _host_of(parts.netloc))
+
+
+def http_link_parts(url: str) -> tuple[str, str] | None:
+    """``(normalize_url(url), domain_of(url))`` if :func:`is_http_url`, else None.
+
+    The three answers from one split: show notes carry dozens of links each.
+    """
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
     host = _host_of(parts.netloc)
-    netloc = _normalize_netloc(parts.netloc, parts.scheme)
-    query = _filter_query(parts.query, lambda name: _is_tracking_param(name, host))
-    # stripped again: dropping a fragment or parameter can expose trailing whitespace
-    return urlunsplit((parts.scheme, netloc, parts.path or "/", query, "")).strip()
+    if parts.scheme not in DEFAULT_PORTS or not host:
+        return None
+    return _normalized(parts, host), _without_www(host)
+
+
+def join_url(base: str, href: str) -> str:
+    """``urljoin(base, href)``, taking a shortcut for an absolute http(s) ``href``.
+
+    For such an href urljoin returns it unchanged when its scheme differs from the base's, else
+    it re-assembles the href's own parts (re-splitting any ``;params``, hence the fallback).
+    Raises ValueError where urljoin does, splitting the base first as it does.
+    """
+    if base and href:
+        base_scheme = urlsplit(base).scheme
+        parts = urlsplit(href)
+        if parts.scheme in DEFAULT_PORTS and parts.netloc and ";" not in parts.path:
+            return urlunsplit(parts) if parts.scheme == base_scheme else href
+    return urljoin(base, href)
 
 
 def domain_of(url: str) -> str:
@@ -165,6 +191,14 @@ def strip_cache_busters(url: str) -> str:
     if query == parts.query:
         return url
     return urlunsplit(parts._replace(query=query))
+
+
+def _normalized(parts: SplitResult, host: str) -> str:
+    """:func:`normalize_url` of a URL with a scheme and a host (``host``: lower-cased)."""
+    netloc = _normalize_netloc(parts.netloc, parts.scheme)
+    query = _filter_query(parts.query, lambda name: _is_tracking_param(name, host))
+    # stripped again: dropping a fragment or parameter can expose trailing whitespace
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", query, "")).strip()
 
 
 def _filter_query(query: str, should_drop: Callable[[str], bool]) -> str:
