@@ -9,8 +9,9 @@ Writes for one feed happen in one transaction (``Database.atomic``), so a crash 
 leaves half a feed. Episodes are upserted with raw SQL guarded by a row hash
 (``ON CONFLICT … DO UPDATE … WHERE row_hash IS NOT excluded.row_hash``): an unchanged
 episode is never rewritten, which keeps re-runs cheap and the FTS index from growing.
-The FTS sync trigger fires on an UPDATE of any column and re-indexes the episode's whole
-text, so each write touches an episode row once where it can (issue #7).
+The FTS sync trigger re-indexes the episode's whole text on an UPDATE that sets an indexed
+column (title, summary, notes_text, page_notes_text; any column before schema 6), so a
+write of those touches an episode row once where it can (issue #7).
 """
 
 from __future__ import annotations
@@ -367,6 +368,29 @@ def _item_hashes_v5(db: sqlite_utils.Database) -> None:
     snapshots.create_index(["items_hash"])
 
 
+# sqlite-utils' update trigger (enable_fts, create_triggers=True) fires on an UPDATE of any
+# column and re-indexes the episode's whole text; this one, under the same name (so
+# sqlite-utils and Datasette still see their FTS setup), only when an indexed column is set.
+FTS_UPDATE_TRIGGER = """\
+CREATE TRIGGER "episodes_au" AFTER UPDATE OF "title", "summary", "notes_text", "page_notes_text" ON "episodes" BEGIN
+  INSERT INTO "episodes_fts" ("episodes_fts", rowid, "title", "summary", "notes_text", "page_notes_text") VALUES('delete', old.rowid, old."title", old."summary", old."notes_text", old."page_notes_text");
+  INSERT INTO "episodes_fts" (rowid, "title", "summary", "notes_text", "page_notes_text") VALUES (new.rowid, new."title", new."summary", new."notes_text", new."page_notes_text");
+END"""  # noqa: E501  -- sqlite-utils' body, kept byte for byte
+
+
+def _fts_text_updates_v6(db: sqlite_utils.Database) -> None:
+    """Issue #7: bookkeeping updates (page status, item hash, marks, keys) skip the FTS index.
+
+    Only the update trigger changes; the index itself is not touched. An archive without the
+    trigger (its FTS setup removed by hand) is left as it is.
+    """
+    if db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'episodes_au'"
+    ).fetchone():
+        db.execute('DROP TRIGGER "episodes_au"')
+        db.execute(FTS_UPDATE_TRIGGER)
+
+
 MAX_DELTA_DEPTH = 16  # snapshot deltas chain at most this deep; then a full body again
 
 
@@ -404,6 +428,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _history_v3,
     _backfill_v4,
     _item_hashes_v5,
+    _fts_text_updates_v6,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -1366,7 +1391,7 @@ class Archive:
                 renew = before is None or before[0] != notes_html
                 if before is not None and before[0] is not None and renew:
                     self._add_revision(task.episode_id, "page", ["page_notes"], now)
-                # one UPDATE: each one re-indexes the episode's full text (the FTS trigger)
+                # one UPDATE: each one setting page_notes_text re-indexes the episode's text
                 self.db.execute(
                     "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
                     "page_extractor = ?, page_notes_html = ?, page_notes_text = ?, "
