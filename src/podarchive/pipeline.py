@@ -630,14 +630,8 @@ def _drain(
                 feed_report = store_feed(archive, outcome, clock(), settings)
                 report.feeds.append(feed_report)
                 reports[outcome.state.id] = feed_report
-                now = clock()
-                tasks = [
-                    t
-                    for t in archive.pages_to_fetch(outcome.state.id)
-                    if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
-                ]
-                if not (feed_report.ok and outcome.schedule.pages) or (stop and stop.is_set()):
-                    tasks = []
+                wanted = feed_report.ok and outcome.schedule.pages and not (stop and stop.is_set())
+                tasks = _pages_due(archive, outcome.state.id, clock()) if wanted else []
                 feed_report.pages_pending = len(tasks)
                 pending.update(workers.fetch_page(t, outcome.schedule) for t in tasks)
             else:
@@ -646,6 +640,15 @@ def _drain(
                 _count_page(feed_report, status, outcome)
             if feed_report.pages_pending == 0:
                 _log_feed(feed_report)
+
+
+def _pages_due(archive: Archive, feed_id: int, now: datetime) -> list[PageTask]:
+    """The feed's episode pages to fetch now (new ones, and failed ones whose wait is over)."""
+    return [
+        t
+        for t in archive.pages_to_fetch(feed_id)
+        if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
+    ]
 
 
 def _count_page(report: FeedReport, status: str, outcome: PageOutcome) -> None:
