@@ -7,6 +7,8 @@ inline, and compare the archives by natural keys.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -21,7 +23,7 @@ import podarchive.cpu as cpu
 import podarchive.reading as reading
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
-from podarchive.errors import Abandoned, ParseError
+from podarchive.errors import Abandoned, ParseError, PodarchiveError
 from podarchive.parse import parse_duration
 from podarchive.pipeline import update_feeds
 from podarchive.settings import Settings
@@ -171,3 +173,29 @@ def test_a_bad_feed_in_the_workers_fails_alone(
         assert [f.label for f in report.failed] == ["bad"]
         assert report.failed[0].error == "not a feed: got an HTML page"
         assert archive.count("episodes") == 5
+
+
+def die_if(flag: bool, value: int) -> int:
+    """A job whose worker is killed (as the kernel's OOM killer would) when ``flag``."""
+    if flag:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return value
+
+
+def sigint_ignored() -> bool:
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+@needs_two_cores
+def test_a_dead_worker_fails_its_job_alone_and_the_lane_goes_on() -> None:
+    with CpuLane(2, start_after=0) as lane:
+        with pytest.raises(PodarchiveError, match="parser process died"):
+            lane.map(die_if, [(False, 1), (True, 2), (False, 3)], weight=1)
+        assert lane.map(die_if, [(False, 4), (False, 5)], weight=1) == [4, 5]
+
+
+@needs_two_cores
+def test_workers_leave_ctrl_c_to_the_run() -> None:
+    with CpuLane(2, start_after=0) as lane:
+        assert lane.run(sigint_ignored, weight=1)
+    assert not sigint_ignored()

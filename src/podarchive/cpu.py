@@ -17,8 +17,10 @@ every wait give up at once with :class:`~podarchive.errors.Abandoned`.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 from podarchive.errors import Abandoned, PodarchiveError
 
 T = TypeVar("T")
+log = logging.getLogger("podarchive")
 
 #: Modules a worker needs, imported once in the fork server rather than in every worker.
 PRELOAD = ["podarchive.reading", "podarchive.extract"]
@@ -91,17 +94,19 @@ class CpuLane:
 
         ``weight`` is the bytes of markup the jobs read, in all. ``fn`` must be a module-level
         function and its arguments and result picklable. Exceptions ``fn`` raises come back
-        as they are.
+        as they are. A job whose worker died (killed, out of memory, crashed) is tried once
+        more in a fresh pool, then fails alone with a :class:`PodarchiveError`.
         """
         if not self._parallel(weight):
             return [fn(*args) for args in argsets]
-        pool = self._ensure_pool()
         try:
-            futures = [pool.submit(fn, *args) for args in argsets]
-        except (BrokenProcessPool, RuntimeError) as e:
-            raise self._lost(e) from e
+            futures = [self._submit(fn, args) for args in argsets]
+        except OSError as e:  # no processes here (a sandbox, no /dev/shm): parse inline
+            log.warning("podarchive: worker processes unavailable (%s); parsing inline", e)
+            self.processes = 1
+            return [fn(*args) for args in argsets]
         try:
-            return [self._wait(f) for f in futures]
+            return [self._result(f, fn, args) for f, args in zip(futures, argsets, strict=True)]
         finally:
             for future in futures:
                 future.cancel()
@@ -116,11 +121,38 @@ class CpuLane:
         if pool is not None:
             pool.shutdown(wait=not self._abort.is_set(), cancel_futures=True)
 
+    def _submit(self, fn: Callable[..., T], args: tuple[Any, ...]) -> Future[T]:
+        pool = self._ensure_pool()
+        try:
+            return pool.submit(fn, *args)
+        except BrokenProcessPool:
+            self._drop(pool)
+            return self._ensure_pool().submit(fn, *args)
+
+    def _result(self, future: Future[T], fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            return self._wait(future)
+        except BrokenProcessPool:
+            pass  # this job's worker, or another's, died: the pool is gone for every job
+        try:
+            return self._wait(self._submit(fn, args))
+        except BrokenProcessPool as e:
+            raise self._lost(e) from e
+
     def _ensure_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.processes, mp_context=_context())
+                self._pool = ProcessPoolExecutor(
+                    self.processes, mp_context=_context(), initializer=_worker_init
+                )
             return self._pool
+
+    def _drop(self, broken: ProcessPoolExecutor) -> None:
+        """Forget a broken pool (once, whichever job notices first)."""
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
 
     def _wait(self, future: Future[T]) -> T:
         while True:
@@ -130,13 +162,16 @@ class CpuLane:
                 return future.result(timeout=_POLL)
             except FutureTimeout:
                 continue
-            except BrokenProcessPool as e:
-                raise self._lost(e) from e
 
     def _lost(self, e: BaseException) -> PodarchiveError:
         if self._abort.is_set():
             return Abandoned()
-        return PodarchiveError(f"a parser process died: {e}")
+        return PodarchiveError("a parser process died reading this (out of memory, or killed)")
+
+
+def _worker_init() -> None:
+    """Ctrl-C is the run's to handle (it stops cleanly); a worker never sees it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _context() -> multiprocessing.context.BaseContext:
