@@ -69,7 +69,6 @@ EPISODE_COLUMNS = (
     "enclosure_url", "enclosure_type", "enclosure_length", "transcripts", "chapters",
     "persons", "page_url",
 )  # fmt: skip
-PAGE_RETRY_STATUSES = ("pending", "failed", "empty")
 REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
     "enclosure_length", "notes_html", "notes_text", "page_notes_html", "page_notes_text",
@@ -79,6 +78,14 @@ HISTORY_EPISODE_COLUMNS = (
     "removed_from_feed_at", "unlisted_at",
 )  # fmt: skip
 STORED_TRACKED = tuple(dict.fromkeys(c for cols in TRACKED.values() for c in cols))
+# what every save reads for each of the feed's episodes: all of it in idx_episodes_feed_bookkeeping
+BOOKKEEPING_COLUMNS = (
+    "id", "key", "row_hash", "item_hash", "removed_from_feed_at", "unlisted_at", "published",
+)  # fmt: skip
+# read from the rows only for the episodes being rewritten or matched under a new guid
+WIDE_TRACKED = tuple(c for c in STORED_TRACKED if c not in BOOKKEEPING_COLUMNS)
+CHURN_COLUMNS = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # fingerprints need these
+READ_CHUNK = 500  # ids per ``IN (…)``: under SQLite's 999 variables of old builds
 INSERTED_COLUMNS = (
     "feed_id", "key", *EPISODE_COLUMNS, "page_status", "first_seen_at", "version_seen_at",
     "row_hash", "item_hash", "unlisted_at", "archive_url",
@@ -391,11 +398,38 @@ def _fts_text_updates_v6(db: sqlite_utils.Database) -> None:
         db.execute(FTS_UPDATE_TRIGGER)
 
 
+# The per-feed reads of every changed poll, answered from an index instead of the wide rows
+# (notes come before the bookkeeping columns, so reading those follows overflow pages).
+# Frozen: migration 7 creates exactly these. ``id`` is the rowid, in every index entry.
+BOOKKEEPING_INDEX = (
+    "CREATE INDEX idx_episodes_feed_bookkeeping ON episodes "
+    "(feed_id, key, row_hash, item_hash, removed_from_feed_at, unlisted_at, published)"
+)  # KnownItems; Archive._stored_episodes
+PAGES_DUE = "page_url IS NOT NULL AND page_status IN ('pending', 'failed', 'empty')"
+PAGES_DUE_INDEX = (
+    "CREATE INDEX idx_episodes_feed_pages_due ON episodes (feed_id, id, page_url, page_etag, "
+    f"page_last_modified, page_status, page_attempts, page_fetched_at) WHERE {PAGES_DUE}"
+)  # Archive.pages_to_fetch; partial: only the episodes whose page is still to fetch
+
+
+def _covering_indexes_v7(db: sqlite_utils.Database) -> None:
+    """Issue #7: a changed poll reads its feed's keys, hashes, marks and due pages from indexes.
+
+    The partial index holds only the episodes whose page is due (a query uses it only when
+    its WHERE clause repeats :data:`PAGES_DUE` word for word, literals and all).
+    """
+    db.execute(BOOKKEEPING_INDEX)
+    db.execute(PAGES_DUE_INDEX)
+
+
 MAX_DELTA_DEPTH = 16  # snapshot deltas chain at most this deep; then a full body again
 
 
 class KnownItems:
-    """Item hash → episode key of a feed, read on its own connection (worker threads)."""
+    """Item hash → episode key of a feed, read on its own connection (worker threads).
+
+    Since schema 7 the read is answered by ``idx_episodes_feed_bookkeeping`` alone.
+    """
 
     def __init__(self, path: Path) -> None:
         uri = Path(path).resolve().as_uri() + "?mode=ro"
@@ -429,6 +463,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _backfill_v4,
     _item_hashes_v5,
     _fts_text_updates_v6,
+    _covering_indexes_v7,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -749,15 +784,35 @@ class Archive:
         )  # fmt: skip
 
     def _stored_episodes(self, feed_id: int, *, tracked: bool = True) -> dict[str, Row]:
-        """The feed's episodes by key; without ``tracked`` only what absence needs (cheap)."""
-        light = tuple(c for c in STORED_TRACKED if c != "notes_html")  # the big one: lazily
-        columns = ("id", "key", "row_hash", "item_hash", "version_seen_at",
-                   "removed_from_feed_at", "unlisted_at",
-                   *(light if tracked else ("published",)))  # fmt: skip
+        """The feed's episodes by key, in key order; without ``tracked`` only
+        :data:`BOOKKEEPING_COLUMNS`, read from their index (cheap: no episode row is read).
+        """
+        if not tracked:
+            sql = (
+                f"SELECT {', '.join(BOOKKEEPING_COLUMNS)} FROM episodes WHERE feed_id = ? "
+                "ORDER BY key"
+            )
+            return {row[1]: dict(zip(BOOKKEEPING_COLUMNS, row, strict=True))
+                    for row in self.db.conn.execute(sql, [feed_id])}  # fmt: skip
+        light = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # the big one: lazily
+        columns = (*BOOKKEEPING_COLUMNS, *light)
         rows = self.db.execute(
-            f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ?", [feed_id]
+            f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ? ORDER BY key", [feed_id]
         ).fetchall()
         return {row[1]: dict(zip(columns, row, strict=True)) for row in rows}
+
+    def _read_columns(self, rows: Iterable[Row], columns: Sequence[str]) -> None:
+        """Add ``columns`` of the episode rows to these stored episodes (dicts with an id)."""
+        by_id = {row["id"]: row for row in rows}
+        ids = list(by_id)
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+            for values in self.db.conn.execute(
+                f"SELECT id, {', '.join(columns)} FROM episodes "
+                f"WHERE id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ):
+                by_id[values[0]].update(zip(columns, values[1:], strict=True))
 
     def _upsert_episodes(
         self,
@@ -769,24 +824,37 @@ class Archive:
         mark_absent: bool,
         also_listed: Collection[str] = (),
     ) -> SaveStats:
-        stored = self._stored_episodes(feed_id, tracked=bool(episodes))
+        """The feed's episodes are read from their bookkeeping index; the wide tracked columns
+        only of the episodes that are rewritten or may be one under a new guid (issue #7).
+        """
+        stored = self._stored_episodes(feed_id, tracked=False)
         listed = {e.key for e in episodes}
         skipped = [k for k in dict.fromkeys(also_listed) if k not in listed and k in stored]
         listed.update(skipped)
         unlisted = {k: v for k, v in stored.items() if k not in listed}
-        churn = ChurnIndex(unlisted)
+        digests = [row_hash(e.row, e.links) for e in episodes]
+        rewritten = {
+            e.key: stored[e.key]
+            for e, digest in zip(episodes, digests, strict=True)
+            if e.key in stored and stored[e.key]["row_hash"] != digest
+        }
+        self._read_columns(rewritten.values(), WIDE_TRACKED)
+        churn: ChurnIndex | None = None  # over the unlisted episodes, once a key is new
         new = changed = 0
         unchanged = len(skipped)
-        for episode in episodes:
+        for episode, digest in zip(episodes, digests, strict=True):
             previous = stored.get(episode.key)
-            if previous is None and (churned := churn.find(episode.row)) is not None:
-                churn.discard(churned)
-                previous = unlisted.pop(churned)
-                stored.pop(churned)
-                self.db.execute(
-                    "UPDATE episodes SET key = ? WHERE id = ?", [episode.key, previous["id"]]
-                )
-            digest = row_hash(episode.row, episode.links)
+            if previous is None and unlisted:
+                if churn is None:
+                    self._read_columns(unlisted.values(), CHURN_COLUMNS)
+                    churn = ChurnIndex(unlisted)
+                if (churned := churn.find(episode.row)) is not None:
+                    churn.discard(churned)
+                    previous = unlisted.pop(churned)
+                    stored.pop(churned)
+                    self.db.execute(
+                        "UPDATE episodes SET key = ? WHERE id = ?", [episode.key, previous["id"]]
+                    )
             if previous is None:
                 episode_id = self._insert_episode(feed_id, episode, digest, now)
                 new += 1
@@ -1338,12 +1406,11 @@ class Archive:
 
     def backfill_page_tasks(self, feed_id: int, since: str | None) -> list[tuple[PageTask, str]]:
         """:meth:`pages_to_fetch` with each task's episode key, published on/after ``since``."""
-        marks = ", ".join("?" for _ in PAGE_RETRY_STATUSES)
         rows = self.db.execute(
             "SELECT id, feed_id, page_url, page_etag, page_last_modified, key FROM episodes "
-            f"WHERE feed_id = ? AND page_url IS NOT NULL AND page_status IN ({marks}) "
+            f"WHERE feed_id = ? AND {PAGES_DUE} "
             "AND (? IS NULL OR published IS NULL OR published >= ?) ORDER BY id",
-            [feed_id, *PAGE_RETRY_STATUSES, since, since],
+            [feed_id, since, since],
         ).fetchall()
         return [(PageTask(*row[:5]), str(row[5])) for row in rows]
 
@@ -1351,13 +1418,11 @@ class Archive:
 
     def pages_to_fetch(self, feed_id: int) -> list[PageTask]:
         """Episode pages never fetched, or that failed or had no notes last time."""
-        marks = ", ".join("?" for _ in PAGE_RETRY_STATUSES)
         rows = self.db.execute(
             "SELECT id, feed_id, page_url, page_etag, page_last_modified, page_status, "
-            "page_attempts, page_fetched_at FROM episodes "
-            f"WHERE feed_id = ? AND page_url IS NOT NULL AND page_status IN ({marks}) "
+            f"page_attempts, page_fetched_at FROM episodes WHERE feed_id = ? AND {PAGES_DUE} "
             "ORDER BY id",
-            [feed_id, *PAGE_RETRY_STATUSES],
+            [feed_id],
         ).fetchall()
         return [PageTask(*row) for row in rows]
 
