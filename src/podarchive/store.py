@@ -542,6 +542,11 @@ class Archive:
 
     def ensure_feed(self, url: str, name: str | None, now: str) -> FeedState:
         """The feed's stored state, adding a row for a feed seen for the first time."""
+        known = self.db.execute("SELECT name FROM feeds WHERE url = ?", [url]).fetchone()
+        if known is not None and (name is None or known[0] == name):
+            state = self.feed_state(url)  # nothing to write: no transaction on every run
+            assert state is not None
+            return state
         with self.transaction():
             self.db.execute(
                 "INSERT INTO feeds (url, name, first_seen_at) VALUES (?, ?, ?) "
