@@ -58,7 +58,17 @@ def median_of(repeats: int, run: Callable[[], float]) -> float:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set of this process so far (Linux: ru_maxrss is in KiB)."""
+    """Peak resident set of this process so far, in MB.
+
+    Linux's VmHWM, which starts afresh at exec; ``ru_maxrss`` (the fallback elsewhere) keeps
+    the peak of the process that forked us, so a child would report its parent's memory.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

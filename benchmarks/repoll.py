@@ -70,7 +70,8 @@ def build_date_only(
         paths = [f"/lbd/{spec.name}" for spec in specs]
         srv.set({p: feed(spec) for p, spec in zip(paths, specs, strict=True)})
         urls = [srv.url(p) for p in paths]
-        settings = bench_settings(item_cache=cache)
+        # one process: worker processes would take the full parse's CPU out of the figure
+        settings = bench_settings(item_cache=cache, processes=1)
         with fresh_archive(tmp, f"lbd-{cache}.db") as archive:
             assert not update_feeds(archive, schedules(urls), settings=settings).failed
             costs, writes = [], 0

@@ -10,10 +10,11 @@ the tree is iterative, so deeply nested pages cannot exhaust the recursion limit
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from bs4 import BeautifulSoup
@@ -80,6 +81,7 @@ _XML_DECLARATION_RE = re.compile(r"\s*<\?xml[^>]*>")
 _FEED_ROOT_RE = re.compile(
     r"\s*(?:<\?[^>]*>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<(?:rss|feed|rdf:RDF)[\s>]", re.I | re.S
 )
+_BASE_TAG_RE = re.compile(r"<base", re.I)
 _META_CHARSET_RE = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 _NEXT_DATA_ID = "__NEXT_DATA__"
 _SIMPLECAST_HOST = "simplecast.com"
@@ -142,13 +144,23 @@ def extract_page(html: bytes | str, url: str, *, content_type: str | None = None
 
     Raises :class:`ExtractError` with a one-line reason ("not HTML …", "no show notes found").
     """
-    text = _decode_page(html, content_type)
+    return _page_notes(_decode_page(html, content_type), url)
+
+
+def _page_notes(text: str, url: str) -> PageNotes:
+    """:func:`extract_page` of decoded markup: Simplecast JSON alone if it has the notes."""
+    if _NEXT_DATA_ID in text and '"episode"' in text:  # worth a scripts-only parse first
+        notes = _next_data_notes(text, url)
+        if notes is not None:
+            return notes
     soup = _parse(text, huge_tree=True)
     if soup is None:
         raise ExtractError("not HTML: the parser rejected the page")
-    base = _base_of(soup, url)
-    if _looks_like_simplecast(soup, text, url):
-        notes = _simplecast_notes(soup, base)
+    base = _page_base(soup, text, url)
+    simplecast = _on_simplecast(text, url)
+    episode = _next_data_episode(soup) if simplecast or _NEXT_DATA_ID in text else None
+    if simplecast or episode is not None:
+        notes = _simplecast_notes(soup, episode, base)
         if notes is not None:
             return notes
     return _generic_notes(soup, base)
@@ -252,6 +264,13 @@ def _usable_encoding(charset: str | None) -> str:
     return label
 
 
+def _page_base(soup: BeautifulSoup, text: str, url: str) -> str | None:
+    """:func:`_base_of` a page, without walking the tree when its markup has no ``<base``."""
+    if "<?xml" not in text and _BASE_TAG_RE.search(text) is None:  # _parse cuts "<?xml …>"
+        return url
+    return _base_of(soup, url)
+
+
 def _base_of(soup: BeautifulSoup, base_url: str | None) -> str | None:
     """The document's ``<base href>`` resolved against ``base_url``, else ``base_url``."""
     base = next((tag for tag in _tags(soup, "base") if tag.has_attr("href")), None)
@@ -309,32 +328,35 @@ def _attr(tag: Tag, name: str) -> str:
 
 def _text_of(root: Tag) -> str:
     """Plain text of ``root``: blocks become lines, paragraphs blank-line separated."""
-    return _assemble(list(_text_pieces(root)))
+    return _assemble(_text_pieces(root))
 
 
-def _text_pieces(root: Tag) -> Iterator[str | int]:
+def _text_pieces(root: Tag) -> list[str | int]:
     """Text (str) and break markers (int: ``_CELL``, ``_LINE``, ``_PARAGRAPH``) in order.
 
-    A block's marker is yielded on entry and pushed to come out again after its children.
+    A block's marker goes out on entry and is pushed to come out again after its children.
     """
+    pieces: list[str | int] = []
     stack: list[PageElement | int] = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, int):
-            yield node
+        if type(node) is NavigableString:  # the usual case first: plain text
+            pieces.append(node)
         elif isinstance(node, Tag):
-            if node.name in INVISIBLE_TAGS and node is not root:
+            name = node.name
+            if name in INVISIBLE_TAGS and node is not root:
                 continue
-            marker = _BREAKS.get(node.name)
+            marker = _BREAKS.get(name)
             if marker is not None:
-                yield marker
+                pieces.append(marker)
                 stack.append(marker)
-            if node.name == "pre":
-                yield from _pre_lines(node)
+            if name == "pre":
+                pieces += _pre_lines(node)
             else:
-                stack.extend(reversed(node.contents))
-        elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
-            yield node
+                stack += reversed(node.contents)
+        elif isinstance(node, int | NavigableString) and not isinstance(node, PreformattedString):
+            pieces.append(node)  # a marker, or text of a special kind (script, ruby, …)
+    return pieces
 
 
 def _pre_lines(pre: Tag) -> Iterator[str | int]:
@@ -379,20 +401,109 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+# --- markup ------------------------------------------------------------------------------
+
+
+def _inner_html(root: Tag) -> str:
+    """``root.decode_contents()``, built without bs4's per-node formatting machinery.
+
+    Follows bs4's walk and its "minimal" formatter: attributes sorted, ``&<>`` escaped, quotes
+    chosen as bs4 does, void elements as ``<br/>``, script and style text as is. Other strings
+    (comments, CDATA, …) format themselves; a tag bs4 treats specially (hidden, with a namespace
+    prefix or an attribute value that is not a plain string) hands the whole job back to bs4.
+    """
+    formatter = root.formatter_for_name("minimal")
+    raw_text = formatter.cdata_containing_tags  # script, style: their text goes out as is
+    pieces: list[str] = []
+    open_tags: list[Tag] = []
+    for node in root.descendants:
+        parent = node.parent
+        while open_tags and parent is not open_tags[-1] and _closes(open_tags[-1], parent):
+            pieces.append(f"</{open_tags.pop().name}>")
+        if type(node) is NavigableString and parent is not None and parent.name not in raw_text:
+            pieces.append(_escaped(node))
+        elif isinstance(node, NavigableString):
+            pieces.append(node.output_ready(formatter))
+        elif not isinstance(node, Tag) or (start := _start_tag(node)) is None:
+            return root.decode_contents()
+        else:
+            pieces.append(start)
+            if not node.is_empty_element:
+                open_tags.append(node)
+    pieces += (f"</{tag.name}>" for tag in reversed(open_tags))
+    return "".join(pieces)
+
+
+def _closes(open_tag: Tag, parent: Tag | None) -> bool:
+    """Whether ``open_tag`` ends before a node of ``parent``: bs4's ``parent != open_tag``."""
+    return parent is not open_tag and (
+        parent is None or parent.name != open_tag.name or parent != open_tag
+    )
+
+
+def _start_tag(tag: Tag) -> str | None:
+    """The start tag as bs4's minimal formatter writes it; None if bs4 must write it."""
+    if tag.hidden or tag.prefix:
+        return None
+    slash = "/" if tag.is_empty_element else ""
+    if not tag.attrs:
+        return f"<{tag.name}{slash}>"
+    attributes: list[str] = []
+    for key, value in sorted(tag.attrs.items()):
+        if isinstance(value, list):
+            value = " ".join(value)
+        elif type(value) is not str:
+            return None
+        if type(key) is not str:
+            return None
+        attributes.append(f" {key}={_quoted(_escaped(value))}")
+    return f"<{tag.name}{''.join(attributes)}{slash}>"
+
+
+def _escaped(text: str) -> str:
+    """``&``, ``<`` and ``>`` as entities, like bs4's ``substitute_xml``."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _quoted(value: str) -> str:
+    """An attribute value in quotes, like bs4's ``quoted_attribute_value``."""
+    if '"' not in value:
+        return f'"{value}"'
+    if "'" not in value:
+        return f"'{value}'"
+    return '"' + value.replace('"', "&quot;") + '"'
+
+
 # --- Simplecast --------------------------------------------------------------------------
 
 
-def _looks_like_simplecast(soup: BeautifulSoup, text: str, url: str) -> bool:
+def _on_simplecast(text: str, url: str) -> bool:
+    """Whether the page is on simplecast.com or embeds its player (else only its JSON tells)."""
     host = domain_of(url)
     on_simplecast = host == _SIMPLECAST_HOST or host.endswith("." + _SIMPLECAST_HOST)
-    if on_simplecast or _SIMPLECAST_PLAYER in text:
-        return True
-    return _NEXT_DATA_ID in text and _next_data_episode(soup) is not None
+    return on_simplecast or _SIMPLECAST_PLAYER in text
 
 
-def _simplecast_notes(soup: BeautifulSoup, base_url: str | None) -> PageNotes | None:
-    """Notes from ``__NEXT_DATA__`` JSON, else from the "Show notes" section; None if neither."""
-    episode = _next_data_episode(soup)
+def _next_data_notes(text: str, url: str) -> PageNotes | None:
+    """The notes in a page's ``__NEXT_DATA__`` JSON, parsing only its scripts and ``<base>``.
+
+    lxml reads the whole page either way, so these elements come out as in a full parse; None
+    sends the page down the full path (no JSON notes, or notes without text).
+    """
+    soup = _parse(text, SoupStrainer(["base", "script"]), huge_tree=True)
+    episode = None if soup is None else _next_data_episode(soup)
+    if soup is None or episode is None:
+        return None
+    notes_html = _first_text_field(episode, "long_description", "description")
+    if notes_html is None:
+        return None
+    return _notes_from_fragment(notes_html, _base_of(soup, url))
+
+
+def _simplecast_notes(
+    soup: BeautifulSoup, episode: dict[str, object] | None, base_url: str | None
+) -> PageNotes | None:
+    """Notes from the ``__NEXT_DATA__`` ``episode``, else the "Show notes" section, else None."""
     if episode is not None:
         notes_html = _first_text_field(episode, "long_description", "description")
         if notes_html is not None:
@@ -404,7 +515,7 @@ def _simplecast_notes(soup: BeautifulSoup, base_url: str | None) -> PageNotes | 
     text = _text_of(section)
     if not text:
         return None
-    html = section.decode_contents().strip()
+    html = _inner_html(section).strip()
     return PageNotes(html, text, _links_in(section, base_url), "simplecast")
 
 
@@ -453,14 +564,16 @@ def _show_notes_section(soup: BeautifulSoup) -> Tag | None:
 
 
 def _generic_notes(soup: BeautifulSoup, base_url: str | None) -> PageNotes:
-    body = soup.body if soup.body is not None else soup
+    body = soup.body
+    if body is None:
+        body = soup
     _remove_boilerplate(body)
     stats = _text_stats(body)
     block = _notes_block(body, stats)
-    if block is None or stats[id(block)].outside_links < MIN_NOTES_CHARS:
+    if block is None or stats.outside[id(block)] < MIN_NOTES_CHARS:
         raise ExtractError("no show notes found")
     block = _narrowed(block, stats)
-    html = block.decode_contents().strip()
+    html = _inner_html(block).strip()
     return PageNotes(html, _text_of(block), _links_in(block, base_url), "generic")
 
 
@@ -470,7 +583,7 @@ def _remove_boilerplate(body: Tag) -> None:
     An element that contains an ``<article>`` or ``<main>`` is never removed for its class or
     role, and a ``<form>`` holding most of the page (ASP.NET style) is kept.
     """
-    protected = _landmark_ancestors(body)
+    protected = functools.cache(lambda: _landmark_ancestors(body))  # only if a tag asks
     doomed: list[Tag] = []
     stack = _child_tags(body)[::-1]
     while stack:
@@ -478,7 +591,7 @@ def _remove_boilerplate(body: Tag) -> None:
         if _is_boilerplate(tag, protected):
             doomed.append(tag)
         else:
-            stack.extend(reversed(_child_tags(tag)))
+            stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
     forms = [tag for tag in doomed if tag.name == "form"]
     if forms:
         half_page = len(_collapse(body.get_text())) / 2
@@ -492,10 +605,19 @@ def _remove_tags(root: Tag, names: frozenset[str]) -> None:
         tag.extract()
 
 
-def _is_boilerplate(tag: Tag, protected: set[int]) -> bool:
+def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
+    """Whether to remove ``tag``; ``protected()``: the ids of landmark ancestors."""
     if tag.name in BOILERPLATE_TAGS:
-        return tag.name != "form" or id(tag) not in protected
-    if tag.name in PROTECTED_TAGS or id(tag) in protected:
+        return tag.name != "form" or id(tag) not in protected()
+    if tag.name in PROTECTED_TAGS or not _is_marked_boilerplate(tag):
+        return False
+    return id(tag) not in protected()
+
+
+def _is_marked_boilerplate(tag: Tag) -> bool:
+    """Whether the role, a class or the id of ``tag`` names page furniture."""
+    attrs = tag.attrs
+    if "role" not in attrs and "class" not in attrs and "id" not in attrs:
         return False
     return _attr(tag, "role").strip().lower() in BOILERPLATE_ROLES or any(
         BOILERPLATE_WORD_RE.fullmatch(word) for word in _class_and_id_words(tag)
@@ -519,55 +641,61 @@ def _class_and_id_words(tag: Tag) -> Iterator[str]:
             yield from filter(None, re.split(r"[-_]+", token))
 
 
-class _TextLength(NamedTuple):
-    total: int
-    outside_links: int
+class _TextStats(NamedTuple):
+    """Characters of text per visible element (by ``id``): all, and outside links."""
+
+    tags: list[Tag]  # the visible elements: the root, then those under it in document order
+    total: dict[int, int]
+    outside: dict[int, int]
 
 
-def _text_stats(root: Tag) -> dict[int, _TextLength]:
-    """Per element under ``root`` (by ``id``): characters of text, all and outside links.
+def _text_stats(root: Tag) -> _TextStats:
+    """The :class:`_TextStats` of ``root`` and the visible elements under it.
 
     One pass: a pre-order walk, then sums bubbled up in reverse order (children first).
     """
-    order: list[Tag] = []
+    tags: list[Tag] = []
     own: dict[int, int] = {}
     stack = [root]
     while stack:
         tag = stack.pop()
-        order.append(tag)
+        tags.append(tag)
         length = 0
-        for child in tag.contents:
+        for child in reversed(tag.contents):  # pushed last to first: popped in document order
             if isinstance(child, Tag):
                 if child.name not in INVISIBLE_TAGS:
                     stack.append(child)
             elif isinstance(child, NavigableString) and not isinstance(child, PreformattedString):
-                length += len(_collapse(child))
+                length += len(" ".join(child.split()))
         own[id(tag)] = length
-    total = dict(own)
-    outside = dict(own)
-    for tag in reversed(order):
+    total = own.copy()
+    outside = own.copy()
+    for tag in reversed(tags):
+        key = id(tag)
         if tag.name == "a":
-            outside[id(tag)] = 0
+            outside[key] = 0
         parent = tag.parent
         if tag is not root and parent is not None:
-            total[id(parent)] += total[id(tag)]
-            outside[id(parent)] += outside[id(tag)]
-    return {key: _TextLength(total[key], outside[key]) for key in total}
+            total[id(parent)] += total[key]
+            outside[id(parent)] += outside[key]
+    return _TextStats(tags, total, outside)
 
 
-def _notes_block(body: Tag, stats: dict[int, _TextLength]) -> Tag | None:
+def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     """``<article>`` with most text, else ``<main>``, else ``[role=main]``, else the densest."""
-    kept = [tag for tag in _tags(body) if id(tag) in stats]
-    for tags in (
-        [tag for tag in kept if tag.name == "article"],
-        [tag for tag in kept if tag.name == "main"],
-        [tag for tag in kept if tag.get("role") == "main"],
-    ):
+    for tags in _landmark_groups(stats.tags[1:]):
         if tags:
-            best = max(tags, key=lambda tag: stats[id(tag)].total)
-            if stats[id(best)].outside_links >= MIN_NOTES_CHARS:
+            best = max(tags, key=lambda tag: stats.total[id(tag)])
+            if stats.outside[id(best)] >= MIN_NOTES_CHARS:
                 return best
     return _densest_block(body)
+
+
+def _landmark_groups(tags: list[Tag]) -> Iterator[list[Tag]]:
+    """The ``<article>`` elements, then the ``<main>`` ones, then those with ``role=main``."""
+    yield [tag for tag in tags if tag.name == "article"]
+    yield [tag for tag in tags if tag.name == "main"]
+    yield [tag for tag in tags if tag.get("role") == "main"]
 
 
 def _densest_block(body: Tag) -> Tag | None:
@@ -610,18 +738,19 @@ def _own_text_lengths(body: Tag) -> list[tuple[Tag, int]]:
     return list(lengths.values())
 
 
-def _narrowed(block: Tag, stats: dict[int, _TextLength]) -> Tag:
+def _narrowed(block: Tag, stats: _TextStats) -> Tag:
     """Step down into a single child container while it holds >= 90 % of the block's text."""
+    total = stats.total
     while True:
         containers = [
             child
             for child in _child_tags(block)
-            if child.name not in SCORED_PARAGRAPH_TAGS and child.name != "a" and id(child) in stats
+            if child.name not in SCORED_PARAGRAPH_TAGS and child.name != "a" and id(child) in total
         ]
         if not containers:
             return block
-        biggest = max(containers, key=lambda child: stats[id(child)].total)
-        if stats[id(biggest)].total < 0.9 * stats[id(block)].total:
+        biggest = max(containers, key=lambda child: total[id(child)])
+        if total[id(biggest)] < 0.9 * total[id(block)]:
             return block
         block = biggest
 
