@@ -367,18 +367,21 @@ class FeedSplit:
         """(start offset, hash) of the items region from item k to the end, k < ``most``.
 
         A body that only prepends items to an earlier body (a new episode on top) has a
-        region whose hash is the earlier body's :attr:`middle_hash`.
+        region whose hash is the earlier body's :attr:`middle_hash`. Region k hashes the
+        prefix, then item k's digest, the whitespace after it, item k+1's digest, and so
+        on to the last digest.
         """
-        out = []
-        for k in range(min(most, len(self.spans))):
-            region = hashlib.sha256(self.prefix)
-            previous = self.spans[k][0]
-            for (a, b), digest in zip(self.spans[k:], self.hashes[k:], strict=True):
-                region.update(self.body[previous:a])
-                region.update(digest.encode())
-                previous = b
-            out.append((self.spans[k][0], region.hexdigest()))
-        return out
+        pieces: list[bytes] = []
+        previous = self.spans[0][0] if self.spans else 0
+        for (a, b), digest in zip(self.spans, self.hashes, strict=True):
+            if pieces:
+                pieces.append(self.body[previous:a])
+            pieces.append(digest.encode())
+            previous = b
+        return [
+            (self.spans[k][0], hashlib.sha256(self.prefix + b"".join(pieces[2 * k :])).hexdigest())
+            for k in range(min(most, len(self.spans)))
+        ]
 
     @property
     def head(self) -> bytes:
