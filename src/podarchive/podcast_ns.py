@@ -418,12 +418,10 @@ def split_items(body: bytes, context: str = "") -> FeedSplit | None:
         if not after or after not in _TAG_END:
             return None  # <items>, <itemized>…: not worth telling apart here
         gt = body.find(b">", pos)
-        close = body.find(closing, pos)
+        close = _close_of(body, tag, pos)  # -1 also when nested or an item start in its text
         if gt < 0 or close < 0 or body[gt - 1 : gt] == b"/":
             return None
-        nxt = body.find(opening, pos + 1)
-        if 0 <= nxt < close:
-            return None  # nested, or an item start inside an item's text
+        nxt = body.find(opening, close)
         stop = body.find(b">", close)
         if stop < 0 or body[close + len(closing) : stop].strip():
             return None
@@ -442,6 +440,22 @@ def split_items(body: bytes, context: str = "") -> FeedSplit | None:
     prefix = hashlib.sha256(context.encode("utf-8", "replace") + b"\0" + _context(head)).digest()
     hashes = tuple(_item_hash(prefix, body, a, b) for a, b in spans)
     return FeedSplit(body, start, end, tuple(spans), hashes, prefix)
+
+
+def _close_of(body: bytes, tag: bytes, pos: int) -> int:
+    """Where the item opened at ``pos`` closes (its ``</tag``), in one pass over the item.
+
+    -1 when it never closes, or when another ``<tag`` comes first (a nested item, or an
+    item start inside the item's text): either way the body cannot be cut at items.
+    """
+    at = pos + 2  # the name of a later opening starts at pos + 2 or after; so does a closing's
+    while (at := body.find(tag, at)) >= 0:
+        if body[at - 1 : at] == b"<":
+            return -1
+        if body[at - 2 : at] == b"</":
+            return at - 2
+        at += 1
+    return -1
 
 
 def _item_hash(prefix: bytes, body: bytes, start: int, end: int) -> str:
