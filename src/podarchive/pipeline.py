@@ -3,10 +3,10 @@
 Worker threads do the network (:func:`fetch_feed`, :func:`fetch_page`) and hand the pure
 CPU work (:mod:`podarchive.reading`'s jobs) to the run's :class:`~podarchive.cpu.CpuLane`,
 which runs it inline or in worker processes; they return plain outcomes, and only the
-calling thread touches the archive (:func:`store_feed`, :func:`store_page`). When to poll, how long to back off and
-whether a feed has moved are :mod:`podarchive.policy`'s decisions. One bad feed or page
-never stops a run: every failure becomes a row in the fetch log, the feed's error state,
-and one line in the :class:`RunReport`.
+calling thread touches the archive (:func:`store_feed`, :func:`store_page`). When to poll,
+how long to back off and whether a feed has moved are :mod:`podarchive.policy`'s
+decisions. One bad feed or page never stops a run: every failure becomes a row in the
+fetch log, the feed's error state, and one line in the :class:`RunReport`.
 """
 
 from __future__ import annotations
