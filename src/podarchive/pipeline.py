@@ -414,14 +414,15 @@ SNAPSHOT_REGIONS = 4  # a body that prepends up to 3 items to a kept one is kept
 def _snapshot(result: FetchResult, split: FeedSplit | None) -> Snapshot:
     if split is None:
         return Snapshot(result.body, result.final_url, result.content_type)
+    regions = split.region_hashes(SNAPSHOT_REGIONS)  # region 0 is the whole items region
     return Snapshot(
         result.body,
         result.final_url,
         result.content_type,
         items_from=split.start,
         items_to=split.end,
-        items_hash=split.middle_hash,
-        regions=tuple(split.region_hashes(SNAPSHOT_REGIONS)),
+        items_hash=regions[0][1],
+        regions=tuple(regions),
     )
 
 

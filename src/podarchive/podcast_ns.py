@@ -358,18 +358,13 @@ class FeedSplit:
     hashes: tuple[str, ...]
     prefix: bytes  # the context digest every hash starts from
 
-    @property
-    def middle_hash(self) -> str:
-        """The items region as a whole, for snapshot deltas."""
-        return self.region_hashes(1)[0][1]
-
     def region_hashes(self, most: int) -> list[tuple[int, str]]:
         """(start offset, hash) of the items region from item k to the end, k < ``most``.
 
-        A body that only prepends items to an earlier body (a new episode on top) has a
-        region whose hash is the earlier body's :attr:`middle_hash`. Region k hashes the
-        prefix, then item k's digest, the whitespace after it, item k+1's digest, and so
-        on to the last digest.
+        Region 0 is the whole items region. A body that only prepends items to an earlier
+        body (a new episode on top) has a region whose hash is the earlier body's region 0.
+        Region k hashes the prefix, then item k's digest, the whitespace after it, item
+        k+1's digest, and so on to the last digest.
         """
         pieces: list[bytes] = []
         previous = self.spans[0][0] if self.spans else 0

@@ -868,9 +868,7 @@ class Archive:
                 self._renew_item_hash(previous, episode.item_hash)
                 continue
             else:
-                episode_id = previous["id"]
-                self._update_episode(episode, digest, now, previous)
-                self._drop_links(episode_id, "feed")
+                episode_id = self._rewrite_episode(episode, digest, now, previous)
                 changed += 1
             self._add_links(episode_id, "feed", episode.links)
         if mark_absent:
@@ -908,6 +906,12 @@ class Archive:
             self.db.execute(
                 "UPDATE episodes SET item_hash = ? WHERE id = ?", [item_hash, previous["id"]]
             )
+
+    def _rewrite_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> int:
+        """Rewrite a changed episode and drop its current feed links (the caller adds the new)."""
+        self._update_episode(episode, digest, now, previous)
+        self._drop_links(previous["id"], "feed")
+        return int(previous["id"])
 
     def _update_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> None:
         """Rewrite a changed episode; tracked changes first keep the earlier values."""
@@ -1375,9 +1379,7 @@ class Archive:
                     unchanged += 1
                     continue
                 else:
-                    episode_id = previous["id"]
-                    self._update_episode(episode, digest, now, previous)
-                    self._drop_links(episode_id, "feed")
+                    episode_id = self._rewrite_episode(episode, digest, now, previous)
                     changed += 1
                 self._add_links(episode_id, "feed", episode.links)
         return SaveStats(new=new, changed=changed, unchanged=unchanged)
