@@ -1,14 +1,30 @@
 """The only httpx user: one client per run, conditional GET, redirects, caps, host limits.
 
 :class:`Fetcher` turns every outside failure into a :mod:`podarchive.errors` FetchError
-with a short reason (``timeout after 30 s``, ``body over 50 MiB``, ``HTTP 404``), and
-logs every HTTP request it makes (one :class:`FetchRecord` per hop, failures included).
+with a short reason (``timeout after 30 s``, ``body over 50 MiB``, ``HTTP 404``), any URL
+in it shortened, and logs every HTTP request it makes (one :class:`FetchRecord` per hop,
+failures included).
 
 Redirects are followed by hand so that each hop can be checked (scheme, private
 addresses for untrusted URLs, loops) and recorded. Bodies are streamed raw and
 decompressed here with a cap on the *decompressed* size, so a gzip bomb costs at most
-the cap. A total deadline bounds a server that drips one byte at a time (httpx's read
-timeout is per chunk).
+the cap.
+
+The deadline (``settings.deadline``) is the budget of one ``get()``: connects, TLS
+handshakes, status lines, headers and bodies of every hop and retry, and the back-off
+sleeps between retries (a retry whose back-off would end past the deadline is not made).
+Only the wait for the host's turn (per-host limit and gap, our own queue) is not counted.
+It is enforced at every socket operation by :mod:`podarchive.netguard` (httpx's read
+timeout is per chunk, so a server dripping a byte at a time would otherwise never end).
+
+The address guard: untrusted URLs (``trusted=False``, private hosts not allowed) go
+through their own connection pool, whose backend resolves each host once, refuses it if
+*any* of its addresses is private, and connects to exactly the address it checked, at
+every hop; a connection opened for a trusted request is never reused for them.
+
+The per-host gap is measured from the moment a request's first bytes are written, so
+slow connection setup cannot bunch the requests to one host. A close-delimited HTML page
+that does not end like one is fetched once more before it is believed (see ``get``).
 """
 
 from __future__ import annotations
@@ -16,13 +32,12 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-import socket
 import ssl
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
@@ -30,6 +45,7 @@ from urllib.parse import urljoin, urlsplit
 import certifi
 import httpx
 
+from podarchive import netguard
 from podarchive.errors import (
     Abandoned,
     BlockedURL,
@@ -40,6 +56,14 @@ from podarchive.errors import (
     HTTPStatusError,
     RedirectError,
 )
+from podarchive.netguard import (
+    AddressCheck,
+    Resolver,
+    is_private,
+    private_address,
+    shorten,
+    system_resolver,
+)
 from podarchive.policy import is_transient_status, parse_retry_after, retry_delays
 from podarchive.settings import Settings
 from podarchive.types import FetchResult, Redirect
@@ -49,7 +73,9 @@ FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 )
 PAGE_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
-Resolver = Callable[[str], list[str]]
+RECORD_URL_LIMIT = 2048  # URLs longer than this are shortened in the fetch log
+TRUNCATED = "truncated: connection closed before the end of the page (no Content-Length)"
+__all__ = ["Fetcher", "FetchRecord", "HostLimiter", "Resolver", "private_address"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,26 +94,6 @@ class FetchRecord:
 def _format_size(limit: int) -> str:
     mib = limit / (1024 * 1024)
     return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
-
-
-def _system_resolver(host: str) -> list[str]:
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError) as e:
-        raise FetchError(f"cannot resolve {host}: {e}") from e
-    return [str(info[4][0]) for info in infos]
-
-
-def private_address(host: str, resolve: Resolver = _system_resolver) -> str | None:
-    """The first loopback/private/link-local/multicast/reserved address ``host`` resolves to."""
-    try:
-        addresses = [ipaddress.ip_address(host.strip("[]"))]
-    except ValueError:
-        addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolve(host)]
-    for address in addresses:
-        if not address.is_global or address.is_multicast:
-            return str(address)
-    return None
 
 
 class _Decoder:
@@ -117,7 +123,8 @@ class _Decoder:
                 self._raw_deflate_tried = True
                 self._z = zlib.decompressobj(-zlib.MAX_WBITS)
                 return self.feed(chunk, size_so_far)
-            raise FetchError(f"corrupt {self._encoding} body: {e}") from e
+            reason = re.sub(r"^Error -?\d+ while \w+ data: ", "", str(e))
+            raise FetchError(f"corrupt {self._encoding} body: {reason}") from e
         if self._z.unconsumed_tail:  # more output than the room left: over the cap
             raise BodyTooLarge(f"body over {_format_size(self._limit)} (decompressed)")
         return out
@@ -138,8 +145,8 @@ def _gunzip_sniffed(body: bytes, limit: int) -> bytes:
 
 
 class HostLimiter:
-    """Per host: at most ``per_host`` requests in flight, ``gap`` seconds between their starts,
-    and none at all before a time the host asked for (Retry-After)."""
+    """Per host: at most ``per_host`` requests in flight, ``gap`` seconds between the moments
+    they are sent, and none at all before a time the host asked for (Retry-After)."""
 
     def __init__(
         self, per_host: int, gap: float = 0.0, blocked: dict[str, datetime] | None = None
@@ -148,6 +155,7 @@ class HostLimiter:
         self._gap = max(0.0, gap)
         self._lock = threading.Lock()
         self._semaphores: dict[str, threading.Semaphore] = {}
+        self._starters: dict[str, threading.Lock] = {}
         self._next_start: dict[str, float] = {}
         self.blocked: dict[str, datetime] = dict(blocked or {})
 
@@ -163,17 +171,39 @@ class HostLimiter:
             raise HostBackoff(f"waiting: {host} asked us not to return before {stamp}")
 
     @contextmanager
-    def slot(self, host: str) -> Iterator[None]:
+    def slot(self, host: str) -> Iterator[Callable[[], None]]:
+        """Wait for a turn at ``host``; yields ``sent``, to call once the request is written.
+
+        Until ``sent()`` (or the end of the block) no other request to the host starts, and
+        the next one waits ``gap`` seconds from that moment: connection setup of varying
+        length cannot bunch the requests up.
+        """
         with self._lock:
             semaphore = self._semaphores.setdefault(host, threading.Semaphore(self._per_host))
+            starter = self._starters.setdefault(host, threading.Lock())
         with semaphore:
-            with self._lock:
-                now = time.monotonic()
-                start = max(now, self._next_start.get(host, now))
-                self._next_start[host] = start + self._gap
-            if start > now:
-                time.sleep(start - now)
-            yield
+            if self._gap <= 0:
+                yield lambda: None
+                return
+            starter.acquire()  # released by sent(), possibly inside the block
+            done = False
+
+            def sent() -> None:
+                nonlocal done
+                if not done:
+                    done = True
+                    with self._lock:
+                        self._next_start[host] = time.monotonic() + self._gap
+                    starter.release()
+
+            try:
+                with self._lock:
+                    wait = self._next_start.get(host, 0.0) - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                yield sent
+            finally:
+                sent()
 
 
 @functools.cache
@@ -186,41 +216,62 @@ def _now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+Exchange = tuple[int, dict[str, str], bytes, int]  # status, lower-cased headers, body, ms
+
+
 class Fetcher:
-    """One httpx client for a whole run. Thread-safe; use as a context manager."""
+    """Two httpx clients (trusted, untrusted URLs) for a whole run. Thread-safe; use as a
+    context manager. ``resolver`` and ``address_blocked`` are the untrusted side's name
+    resolution and address check (injectable for tests)."""
 
     def __init__(
         self,
         settings: Settings | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
-        resolver: Resolver = _system_resolver,
+        resolver: Resolver = system_resolver,
+        address_blocked: AddressCheck = is_private,
         blocked_hosts: dict[str, datetime] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         s = self.settings
-        self._client = httpx.Client(
+        limits = httpx.Limits(
+            max_connections=max(s.concurrency, s.per_host),
+            max_keepalive_connections=max(s.concurrency, s.per_host),
+        )
+        if transport is None:
+            backends = {
+                True: netguard.GuardedBackend(),
+                False: netguard.GuardedBackend(resolver, address_blocked),
+            }
+            self._clients = {
+                trusted: self._client(netguard.guarded_transport(b, limits, _tls_context()))
+                for trusted, b in backends.items()
+            }
+        else:  # a caller's transport: addresses are checked before the request only
+            self._clients = dict.fromkeys((True, False), self._client(transport))
+        self._dial_time_guard = transport is None
+        self._hosts = HostLimiter(s.per_host, s.host_gap, blocked_hosts)
+        self._resolve = resolver
+        self._address_blocked = address_blocked
+        self._abort = threading.Event()
+
+    def _client(self, transport: httpx.BaseTransport) -> httpx.Client:
+        s = self.settings
+        return httpx.Client(
             timeout=httpx.Timeout(
                 connect=s.connect_timeout, read=s.read_timeout, write=s.read_timeout, pool=None
-            ),
-            limits=httpx.Limits(
-                max_connections=max(s.concurrency, s.per_host),
-                max_keepalive_connections=max(s.concurrency, s.per_host),
             ),
             follow_redirects=False,
             headers={"User-Agent": s.user_agent, "Accept-Encoding": "gzip, deflate"},
             transport=transport,
             trust_env=False,
-            verify=_tls_context(),
         )
-        self._hosts = HostLimiter(s.per_host, s.host_gap, blocked_hosts)
-        self._resolve = resolver
-        self._abort = threading.Event()
 
     def abort(self) -> None:
         """Give up every request in flight and refuse new ones (they raise Abandoned)."""
         self._abort.set()
-        self._client.close()
+        self.close()
 
     def __enter__(self) -> Fetcher:
         return self
@@ -229,7 +280,8 @@ class Fetcher:
         self.close()
 
     def close(self) -> None:
-        self._client.close()
+        for client in set(self._clients.values()):
+            client.close()
 
     @property
     def blocked_hosts(self) -> dict[str, datetime]:
@@ -253,6 +305,8 @@ class Fetcher:
 
         ``trusted=False`` (URLs taken from feed content) refuses non-http(s) schemes and
         hosts on private addresses at every hop, unless the settings allow private hosts.
+        The whole call, redirects and retries included, ends within ``settings.deadline``.
+        A page that may have been cut short is fetched once more (:meth:`_confirm_page`).
         """
         limit = max_bytes or (
             self.settings.max_feed_bytes if kind == "feed" else self.settings.max_page_bytes
@@ -264,21 +318,24 @@ class Fetcher:
             headers["If-Modified-Since"] = last_modified
         if user_agent:
             headers["User-Agent"] = user_agent
-        log = log if log is not None else []
+        trusted = trusted or allow_private_hosts or self.settings.allow_private_hosts
+        hop = _Hop(kind, headers, limit, trusted, log if log is not None else [])
+        with netguard.budget(self.settings.deadline):
+            return self._follow(url, hop)
+
+    def _follow(self, url: str, hop: _Hop) -> FetchResult:
+        """Follow redirects from ``url``; each hop checked, retried, recorded."""
         redirects: list[Redirect] = []
         seen = {url}
         current = url
-        trusted = trusted or allow_private_hosts or self.settings.allow_private_hosts
         while True:
-            self._check_url(current, trusted)
-            status, response_headers, body, ms = self._exchange_retrying(
-                current, kind, headers, limit, log
-            )
+            self._check_url(current, hop.trusted)
+            status, response_headers, body, ms = self._exchange_retrying(current, hop)
             if status in REDIRECT_STATUSES and "location" in response_headers:
                 target = self._redirect_target(current, response_headers["location"])
                 redirects.append(Redirect(status, current, target))
                 if target in seen:
-                    raise RedirectError(f"redirect loop at {target}", url=url)
+                    raise RedirectError(f"redirect loop at {shorten(target)}", url=url)
                 if len(redirects) > self.settings.max_redirects:
                     raise RedirectError(
                         f"more than {self.settings.max_redirects} redirects", url=url
@@ -286,6 +343,8 @@ class Fetcher:
                 seen.add(target)
                 current = target
                 continue
+            if status == 200 and hop.kind == "page" and _maybe_cut(response_headers, body):
+                status, response_headers, body, ms = self._confirm_page(current, hop, body)
             if status == 304 or 200 <= status < 300:
                 return FetchResult(
                     url=url,
@@ -303,9 +362,20 @@ class Fetcher:
                 retry_after=response_headers.get("retry-after"),
             )
 
-    def _exchange_retrying(
-        self, url: str, kind: str, headers: dict[str, str], limit: int, log: list[FetchRecord]
-    ) -> tuple[int, dict[str, str], bytes, int]:
+    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Exchange:
+        """Fetch a possibly cut page once more: a complete answer or the same bytes win.
+
+        A close-delimited body looks complete to HTTP however early the connection closed,
+        so otherwise half a page would be stored as the whole. Fails transiently (the page
+        is tried again on a later run) when the second answer is different and no better.
+        """
+        second = self._exchange_retrying(url, hop)
+        status, headers, body, _ = second
+        if status != 200 or body == first or not _maybe_cut(headers, body):
+            return second
+        raise FetchError(TRUNCATED, url=url, transient=True)
+
+    def _exchange_retrying(self, url: str, hop: _Hop) -> Exchange:
         """One hop, retried with back-off on transient failures; honours Retry-After."""
         host = urlsplit(url).hostname or ""
         delays = retry_delays(self.settings.retries, base=self.settings.retry_base)
@@ -313,29 +383,36 @@ class Fetcher:
             last = attempt == len(delays)
             self._hosts.check(host)
             try:
-                status, response_headers, body, ms = self._exchange(url, kind, headers, limit, log)
+                status, response_headers, body, ms = self._exchange(url, hop)
             except FetchError as e:
-                if last or not e.transient:
+                if last or not e.transient or not _back_off(delays[attempt]):
                     raise
-                time.sleep(delays[attempt])
                 continue
             retry_after = parse_retry_after(response_headers.get("retry-after"), datetime.now(UTC))
             if status in (429, 503) and retry_after is not None:
                 self._hosts.block(host, retry_after)
                 return status, response_headers, body, ms
-            if is_transient_status(status) and status >= 400 and not last:
-                time.sleep(delays[attempt])
+            transient = is_transient_status(status) and status >= 400
+            if transient and not last and _back_off(delays[attempt]):
                 continue
             return status, response_headers, body, ms
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_url(self, url: str, trusted: bool) -> None:
+        """Scheme, and for untrusted URLs the address guard where the dial cannot do it.
+
+        A host name is resolved and checked where it is dialled (one resolution, so that
+        the address checked is the address used); address literals are checked here.
+        """
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BlockedURL(f"blocked: not an http(s) URL: {url[:200]}", url=url)
+            raise BlockedURL(f"blocked: not an http(s) URL: {shorten(url)}", url=url)
         if trusted:
             return
-        address = private_address(parts.hostname, self._resolve)
+        host = parts.hostname
+        if self._dial_time_guard and not _is_address(host):
+            return
+        address = private_address(host, self._resolve, self._address_blocked)
         if address:
             raise BlockedURL(f"blocked: private address {address}", url=url)
 
@@ -343,69 +420,82 @@ class Fetcher:
     def _redirect_target(current: str, location: str) -> str:
         target = urljoin(current, location.strip())
         if urlsplit(target).scheme not in ("http", "https"):
-            raise RedirectError(f"redirect to a non-http(s) URL: {target[:200]}", url=current)
+            raise RedirectError(f"redirect to a non-http(s) URL: {shorten(target)}", url=current)
         return target
 
-    def _exchange(
-        self,
-        url: str,
-        kind: str,
-        headers: dict[str, str],
-        limit: int,
-        log: list[FetchRecord],
-    ) -> tuple[int, dict[str, str], bytes, int]:
+    def _exchange(self, url: str, hop: _Hop) -> Exchange:
         """One request, logged. Returns status, lower-cased headers, decoded body, ms."""
         if self._abort.is_set():
             raise Abandoned(url=url)
         started_at, start = _now_iso(), time.monotonic()
         status: int | None = None
         size = 0
+        client = self._clients[hop.trusted]
         try:
+            request = client.build_request("GET", url, headers=hop.headers)
             host = urlsplit(url).hostname or ""
-            with self._hosts.slot(host), self._client.stream("GET", url, headers=headers) as r:
+            with self._turn(host) as sent, closing(client.send(request, stream=True)) as r:
+                sent()  # for transports that do not report the first write themselves
                 status = r.status_code
                 response_headers = {k.lower(): v for k, v in r.headers.items()}
                 body = b""
                 if status == 200 or (200 < status < 300 and status != 204):
-                    body = self._read_body(r, response_headers, limit, start)
+                    body = self._read_body(r, response_headers, hop.limit)
                 elif _bodiless(status, response_headers):
                     r.read()  # reaches the end of the message: the connection is reused
                 size = len(body)
+        except httpx.InvalidURL as e:
+            error: FetchError = _bad_url(e, url)
+            hop.log.append(_record(url, hop.kind, started_at, start, status, size, str(error)))
+            raise error from e
         except FetchError as e:
-            log.append(_record(url, kind, started_at, start, status, size, str(e)))
+            e.url = e.url or url
+            hop.log.append(_record(url, hop.kind, started_at, start, status, size, str(e)))
             raise
         except httpx.HTTPError as e:
             if self._abort.is_set():
                 raise Abandoned(url=url) from e
             error = self._translate(e, url)
-            log.append(_record(url, kind, started_at, start, status, size, str(error)))
+            hop.log.append(_record(url, hop.kind, started_at, start, status, size, str(error)))
             raise error from e
         except Exception as e:  # e.g. "the client has been closed" after abort()
             if self._abort.is_set():
                 raise Abandoned(url=url) from e
             raise
-        ms = int((time.monotonic() - start) * 1000)
         error_text = None if status < 400 else _status_reason(status)
-        log.append(FetchRecord(url, kind, started_at, ms, status, size, error_text))
-        return status, response_headers, body, ms
+        hop.log.append(_record(url, hop.kind, started_at, start, status, size, error_text))
+        return status, response_headers, body, int((time.monotonic() - start) * 1000)
 
-    def _read_body(
-        self, response: httpx.Response, headers: dict[str, str], limit: int, start: float
-    ) -> bytes:
+    @contextmanager
+    def _turn(self, host: str) -> Iterator[Callable[[], None]]:
+        """The host's turn (limit and gap); the wait for it is not charged to the deadline."""
+        budget = netguard.current_budget()
+        waiting_since = time.monotonic()
+        with self._hosts.slot(host) as sent:
+            if budget is None:
+                yield sent
+                return
+            budget.pause(time.monotonic() - waiting_since)
+            budget.on_sent = sent  # called by the first write on the socket
+            try:
+                yield sent
+            finally:
+                budget.on_sent = None
+
+    def _read_body(self, response: httpx.Response, headers: dict[str, str], limit: int) -> bytes:
         declared = headers.get("content-length", "")
         encoding = headers.get("content-encoding", "")
         if declared.isdigit() and not encoding and int(declared) > limit:
             raise BodyTooLarge(f"body over {_format_size(limit)}")
         decoder = _Decoder(encoding, limit)
+        budget = netguard.current_budget()
         chunks: list[bytes] = []
         raw_size = size = 0
         for chunk in response.iter_raw():
             if self._abort.is_set():
                 raise Abandoned()
-            if time.monotonic() - start > self.settings.deadline:
-                raise FetchTimeout(  # not transient: a drip would only drip again
-                    f"timeout: no complete response after {self.settings.deadline:g} s"
-                )
+            if budget is not None:
+                budget.check()
             raw_size += len(chunk)
             if raw_size > limit:
                 raise BodyTooLarge(f"body over {_format_size(limit)}")
@@ -432,13 +522,71 @@ class Fetcher:
             )
         if isinstance(e, httpx.ConnectError):
             return FetchError(f"cannot connect: {_first_line(e)}", url=url, transient=True)
+        if isinstance(e, httpx.RemoteProtocolError) and "location header" in str(e):
+            reason = _first_line(e).split(": ", 1)[-1].rstrip(".")
+            return RedirectError(f"bad redirect: unusable Location ({reason})", url=url)
         if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
             return FetchError(f"connection broken: {_first_line(e)}", url=url, transient=True)
         if isinstance(e, httpx.DecodingError):
             return FetchError(f"bad body encoding: {_first_line(e)}", url=url)
-        if isinstance(e, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        if isinstance(e, httpx.UnsupportedProtocol):
             return BlockedURL(f"bad URL: {_first_line(e)}", url=url)
         return FetchError(f"{type(e).__name__}: {_first_line(e)}", url=url)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hop:
+    """What every request of one ``get()`` shares."""
+
+    kind: str
+    headers: dict[str, str]
+    limit: int
+    trusted: bool
+    log: list[FetchRecord]
+
+
+def _back_off(delay: float) -> bool:
+    """Sleep ``delay`` before a retry, unless the retry would start past the deadline."""
+    budget = netguard.current_budget()
+    if budget is not None and budget.left() <= delay:
+        return False
+    time.sleep(delay)
+    return True
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _bad_url(e: httpx.InvalidURL, url: str) -> BlockedURL:
+    reason = _first_line(e).rstrip(".")
+    if "too long" in reason:
+        reason += f" ({len(url)} characters)"
+    return BlockedURL(f"bad URL: {reason}: {shorten(url)}", url=url)
+
+
+def _maybe_cut(headers: dict[str, str], body: bytes) -> bool:
+    """A close-delimited HTML body (no Content-Length, not chunked) that does not end like one."""
+    if "content-length" in headers or "chunked" in headers.get("transfer-encoding", "").lower():
+        return False
+    content_type = headers.get("content-type", "").lower()
+    looks_html = body[:1024].lstrip().lower().startswith((b"<!doctype html", b"<html"))
+    if "html" not in content_type and (content_type or not looks_html):
+        return False
+    return not _ends_like_html(body)
+
+
+def _ends_like_html(body: bytes) -> bool:
+    """``</html>`` or ``</body>`` near the end, trailing whitespace and comments aside."""
+    tail = body[-8192:].rstrip()
+    while tail.endswith(b"-->") and (opening := tail.rfind(b"<!--")) >= 0:
+        tail = tail[:opening].rstrip()
+    end = tail[-512:].lower()
+    return b"</html" in end or b"</body" in end
 
 
 def _bodiless(status: int, headers: dict[str, str]) -> bool:
@@ -452,16 +600,22 @@ def _bodiless(status: int, headers: dict[str, str]) -> bool:
 
 
 def _record(
-    url: str, kind: str, started_at: str, start: float, status: int | None, size: int, error: str
+    url: str,
+    kind: str,
+    started_at: str,
+    start: float,
+    status: int | None,
+    size: int,
+    error: str | None,
 ) -> FetchRecord:
-    return FetchRecord(
-        url, kind, started_at, int((time.monotonic() - start) * 1000), status, size, error
-    )
+    ms = int((time.monotonic() - start) * 1000)
+    return FetchRecord(shorten(url, RECORD_URL_LIMIT), kind, started_at, ms, status, size, error)
 
 
 def _first_line(e: BaseException) -> str:
-    text = re.sub(r"\[Errno -?\d+\]\s*", "", str(e)).strip() or type(e).__name__
-    return text.splitlines()[0][:300]
+    """The first line of an outside error's text, without errno or C source references."""
+    text = re.sub(r"\[Errno -?\d+\]\s*|\s*\(_ssl\.c:\d+\)", "", str(e)).strip()
+    return shorten((text or type(e).__name__).splitlines()[0], 300)
 
 
 _REASONS = {
