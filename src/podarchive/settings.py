@@ -29,7 +29,10 @@ class Settings:
 
     connect_timeout: float = _setting(10.0, "Seconds to wait for a TCP/TLS connection.")
     read_timeout: float = _setting(30.0, "Seconds to wait for each chunk of a response.")
-    deadline: float = _setting(120.0, "Seconds one request may take in all, however it drips.")
+    deadline: float = _setting(
+        120.0,
+        "Seconds one fetch may take in all (every hop, retry and back-off), however it drips.",
+    )
     max_feed_bytes: int = _setting(50 * MiB, "Largest feed body accepted, after decompression.")
     max_page_bytes: int = _setting(10 * MiB, "Largest episode page accepted, after decompression.")
     max_redirects: int = _setting(10, "Redirect hops followed before giving up.")
