@@ -79,6 +79,20 @@ def drip(h: BaseHTTPRequestHandler) -> None:
         time.sleep(0.05)
 
 
+def header_drip(h: BaseHTTPRequestHandler) -> None:
+    """The status line and headers one byte at a time: each read is quick, the whole never."""
+    for (
+        byte
+    ) in b"HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: 9\r\n\r\n":
+        try:
+            h.wfile.write(bytes([byte]))
+            h.wfile.flush()
+        except OSError:
+            return
+        time.sleep(0.1)
+    h.close_connection = True
+
+
 def reset(h: BaseHTTPRequestHandler) -> None:
     headers_then(HEALTHY[:40], 10_000)(h)
     h.close_connection = True
@@ -112,6 +126,7 @@ def redirect_chain(site: LoopbackSite) -> None:
 
 SCENARIOS: dict[str, tuple[Scenario, str | None]] = {
     "slow drip": (handler(drip), "timeout: no complete response after 1.5 s"),
+    "header drip": (handler(header_drip), "timeout: no complete response after 1.5 s"),
     "stall": (
         handler(headers_then(HEALTHY[:50], len(HEALTHY), pause=2)),
         "timeout: no data for 0.5 s",
