@@ -107,7 +107,7 @@ class _Decoder:
             # 47 = auto-detect gzip or zlib header; plain deflate streams are retried raw.
             self._z = zlib.decompressobj(47)
         else:
-            raise FetchError(f"unsupported content-encoding {encoding!r}")
+            raise FetchError(f"unsupported content-encoding {shorten(encoding, 60)!r}")
         self._encoding = encoding
         self._limit = limit
         self._raw_deflate_tried = False
