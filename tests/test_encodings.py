@@ -263,5 +263,5 @@ def test_duplicate_guids_give_one_episode_and_a_warning(tmp_path: Path, site: Lo
     ]
     assert feed.stats.new == 2
     assert [w for w in feed.warnings if "duplicate" in w] == [
-        "duplicate episode guid:dup at item 3: kept item 1"
+        "1 duplicate episode key (kept the first): item 3 repeats item 1: guid:dup"
     ]

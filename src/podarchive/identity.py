@@ -43,19 +43,38 @@ def media_identity(url: str) -> str:
 def dedupe(episodes: tuple[Episode, ...]) -> tuple[list[tuple[str, Episode]], list[str]]:
     """Pair each episode with its key, keeping the first of any duplicates.
 
-    Returns the kept ``(key, episode)`` pairs in document order and one warning per
-    dropped duplicate.
+    Returns the kept ``(key, episode)`` pairs in document order and at most one warning:
+    how many items repeated a key, with the first few of them.
     """
     kept: list[tuple[str, Episode]] = []
     seen: dict[str, int] = {}
-    warnings: list[str] = []
+    repeats: list[str] = []
+    count = 0
     for index, episode in enumerate(episodes):
         key = episode_key(episode)
         if key in seen:
-            warnings.append(
-                f"duplicate episode {key[:120]} at item {index + 1}: kept item {seen[key] + 1}"
-            )
+            count += 1
+            if len(repeats) < SAMPLES:
+                repeats.append(f"item {index + 1} repeats item {seen[key] + 1}: {_cut(key)}")
             continue
         seen[key] = index
         kept.append((key, episode))
-    return kept, warnings
+    return kept, [_duplicates_warning(count, repeats)] if count else []
+
+
+SAMPLES = 5  # duplicates a warning names
+_MAX_KEY = 80  # characters of a key a warning quotes
+
+
+def _duplicates_warning(count: int, repeats: list[str]) -> str:
+    if count == 1:
+        return f"1 duplicate episode key (kept the first): {repeats[0]}"
+    joined = "; ".join(repeats)
+    if count <= len(repeats):
+        return f"{count} duplicate episode keys (kept the first of each): {joined}"
+    return f"{count:,} duplicate episode keys (kept the first of each), e.g. {joined}; …"
+
+
+def _cut(key: str) -> str:
+    line = " ".join(key.split())
+    return line if len(line) <= _MAX_KEY else line[: _MAX_KEY - 1] + "…"
