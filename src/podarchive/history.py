@@ -15,6 +15,7 @@ The archive keeps what a podcast published, including what it later changed or t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -33,12 +34,57 @@ Absence = Literal["removed", "unlisted"]
 
 
 def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """Names (keys of :data:`TRACKED`) of the tracked fields that differ."""
-    return [name for name, cols in TRACKED.items() if any(old.get(c) != new.get(c) for c in cols)]
+    """Names (keys of :data:`TRACKED`) of the tracked fields that differ.
+
+    A value differs unless it only fills in replacement characters (:func:`filled_in`).
+    """
+    return [
+        name
+        for name, cols in TRACKED.items()
+        if any(_differs(old.get(c), new.get(c)) for c in cols)
+    ]
 
 
 def changed_feed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    return [c for c in FEED_TRACKED if old.get(c) != new.get(c)]
+    return [c for c in FEED_TRACKED if _differs(old.get(c), new.get(c))]
+
+
+def _differs(old: object, new: object) -> bool:
+    if old == new:
+        return False
+    return not (isinstance(old, str) and isinstance(new, str) and filled_in(old, new))
+
+
+#: Characters one U+FFFD may stand for: a bad byte sequence is one to four bytes.
+FILL = 4
+_REPLACED = re.compile("(\ufffd+)")
+_MAX_POSITIONS = 256  # candidate positions kept while matching; beyond that: a change
+
+
+def filled_in(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` with its U+FFFD characters replaced by what they stood for.
+
+    A publisher fixing a byte the archive could not decode is not a revision: each run of
+    U+FFFD in ``old`` may stand for up to :data:`FILL` characters per U+FFFD in ``new``
+    (none, if the fix dropped a stray byte); everything else must be the same. The reverse
+    (new U+FFFD where ``old`` had text) is a change: it loses text.
+    """
+    if "\ufffd" not in old:
+        return False
+    literal, *rest = _REPLACED.split(old)
+    if not new.startswith(literal):
+        return False
+    positions = {len(literal)}
+    for run, literal in zip(rest[::2], rest[1::2], strict=True):
+        positions = {
+            at + gap + len(literal)
+            for at in positions
+            for gap in range(FILL * len(run) + 1)
+            if new.startswith(literal, at + gap)
+        }
+        if not positions or len(positions) > _MAX_POSITIONS:
+            return False
+    return len(new) in positions
 
 
 def _fingerprints(row: Mapping[str, Any]) -> list[tuple[str, ...]]:
