@@ -82,6 +82,7 @@ _FEED_ROOT_RE = re.compile(
     r"\s*(?:<\?[^>]*>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<(?:rss|feed|rdf:RDF)[\s>]", re.I | re.S
 )
 _BASE_TAG_RE = re.compile(r"<base", re.I)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _META_CHARSET_RE = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 _NEXT_DATA_ID = "__NEXT_DATA__"
 _SIMPLECAST_HOST = "simplecast.com"
@@ -120,7 +121,7 @@ def html_to_text(html: str) -> str:
     decoded and its own line breaks kept.
     """
     if "<" not in html:
-        return _normalize_plain_text(html_lib.unescape(html))
+        return _normalize_plain_text(_valid(html_lib.unescape(html)))
     soup = _parse(html)
     return "" if soup is None else _text_of(soup)
 
@@ -131,7 +132,7 @@ def notes_text_and_links(html: str, base_url: str | None) -> tuple[str, tuple[Li
     Feed show notes need both; parsing the HTML twice was most of an ingest's CPU.
     """
     if "<" not in html:
-        return _normalize_plain_text(html_lib.unescape(html)), ()
+        return _normalize_plain_text(_valid(html_lib.unescape(html))), ()
     soup = _parse(html)
     if soup is None:
         return "", ()
@@ -205,7 +206,10 @@ def _parse(
         return None
     if "<?xml" in markup:  # a plain find first: the expression tries a match at every offset
         markup = _XML_DECLARATION_RE.sub("", markup, count=1)  # avoids XMLParsedAsHTMLWarning
-    data = markup.encode("utf-8", "replace")  # lone surrogates become "?"; bytes parse faster
+    try:
+        data = markup.encode("utf-8")  # bytes parse faster
+    except UnicodeEncodeError:  # lone surrogates
+        data = _valid(markup).encode("utf-8")
     try:
         return BeautifulSoup(
             data, "lxml", from_encoding="utf-8", parse_only=strainer, huge_tree=huge_tree
@@ -218,12 +222,21 @@ def _decode_page(body: bytes | str, content_type: str | None) -> str:
     media_type, charset = _parse_content_type(content_type)
     if media_type not in HTML_MEDIA_TYPES | SNIFFED_MEDIA_TYPES:
         raise ExtractError(f"not HTML: {media_type}")
-    text = body if isinstance(body, str) else _decode_bytes(body, charset)
+    text = _valid(body if isinstance(body, str) else _decode_bytes(body, charset))
     text = text.removeprefix("\ufeff")
     if "<" not in text:
         raise ExtractError("not HTML: no markup")
     if _FEED_ROOT_RE.match(text[:4096]):
         raise ExtractError("not HTML: looks like a feed")
+    return text
+
+
+def _valid(text: str) -> str:
+    """``text`` with each lone surrogate (which SQLite refuses to store) as U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE_RE.sub("\ufffd", text)
     return text
 
 
@@ -539,7 +552,7 @@ def _first_text_field(record: dict[str, object], *keys: str) -> str | None:
     for key in keys:
         value = record.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()
+            return _valid(value.strip())  # JSON's "\ud800" is a lone surrogate
     return None
 
 
