@@ -138,8 +138,11 @@ def test_not_an_archive_is_a_one_line_failure(tmp_path: Path, pytorch_feed: str)
     db.write_bytes(b"not a database at all" * 50)
     code, _, err = invoke("run", pytorch_feed, "--db", str(db))
     assert code == 1
-    assert err.startswith(f"podarchive: cannot open archive {db}:")
-    assert len(err.splitlines()) == 1
+    assert err == (
+        f"podarchive: {db} is not a podarchive archive (not an SQLite database); "
+        "refusing to change it\n"
+    )
+    assert db.read_bytes() == b"not a database at all" * 50
 
 
 def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from podarchive.errors import SchemaTooNew, StorageError
+from podarchive.errors import NotAnArchive, SchemaTooNew, StorageError
 from podarchive.fetch import FetchRecord
 from podarchive.store import SCHEMA_VERSION, Archive, EpisodeWrite
 from podarchive.types import Link
@@ -72,23 +72,44 @@ def test_reopening_does_not_migrate_again(tmp_path: Path) -> None:
 
 def test_newer_archive_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
+    Archive(path).close()
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 99")
     conn.execute("CREATE TABLE precious (x)")
     conn.execute("INSERT INTO precious VALUES (1)")
     conn.commit()
     conn.close()
+    before = path.read_bytes()
     with pytest.raises(SchemaTooNew, match="schema version 99"):
         Archive(path)
+    assert path.read_bytes() == before
+
+
+def test_a_foreign_database_with_a_high_version_is_not_called_newer(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT x FROM precious").fetchall() == [(1,)]
+    conn.execute("PRAGMA user_version = 99")
+    conn.execute("CREATE TABLE precious (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(NotAnArchive, match=r"it has tables: precious\); refusing to change it"):
+        Archive(path)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StorageError, match="cannot open archive"):
+    with pytest.raises(NotAnArchive, match="not an SQLite database"):
         Archive(path)
+
+
+def test_sqlite_errors_become_storage_errors(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        archive.db.execute("DROP TABLE hosts")
+        with pytest.raises(StorageError, match=r"^archive error in .*a\.db: no such table: hosts$"):
+            archive.host_blocks(NOW)
+        with pytest.raises(StorageError, match="no such table: hosts"):
+            archive.save_host_blocks({"h.example": LATER}, NOW)
 
 
 def test_identical_save_changes_nothing(tmp_path: Path) -> None:

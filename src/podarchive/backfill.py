@@ -38,7 +38,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import httpx
 
 from podarchive.config import FeedSchedule
-from podarchive.errors import Abandoned, PodarchiveError
+from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
 from podarchive.fetch import Fetcher, FetchRecord
 from podarchive.parse import parse_feed
@@ -242,6 +242,8 @@ def _backfill_feed(ctx: _Context, schedule: FeedSchedule) -> FeedBackfill:
             ctx.archive.finish_walk(walk, ctx.now())
     except Abandoned:
         pass  # a stop: nothing half-done was stored
+    except StorageError:
+        raise  # the archive itself (damaged, full): not one feed's failure
     except PodarchiveError as e:
         report.error = str(e)
     return report

@@ -19,7 +19,10 @@ so code above the adapters only ever sees this tree::
     ├── ExtractError                  an episode page we cannot read
     └── StorageError                  the archive file itself
         ├── SchemaTooNew              archive written by a newer podarchive
-        └── ArchiveLocked             another run holds the archive
+        ├── ArchiveLocked             another run holds the archive
+        ├── ArchiveDamaged            SQLite reports the file corrupt (``podarchive check``)
+        ├── NotAnArchive              another program's file (or not SQLite): left untouched
+        └── ArchiveMissing            the daemon's archive was deleted or moved away
 """
 
 from __future__ import annotations
@@ -134,3 +137,15 @@ class SchemaTooNew(StorageError):
 
 class ArchiveLocked(StorageError):
     default_message = "another run holds the archive"
+
+
+class ArchiveDamaged(StorageError):
+    default_message = "the archive is damaged; run 'podarchive check'"
+
+
+class NotAnArchive(StorageError):
+    default_message = "not a podarchive archive"
+
+
+class ArchiveMissing(StorageError):
+    default_message = "the archive is gone"

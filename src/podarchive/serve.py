@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import copy
 import json
-import sqlite3
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from podarchive.errors import PodarchiveError
+from podarchive.errors import NotAnArchive, PodarchiveError
+from podarchive.store import inspect_file, refusal
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8001
@@ -36,10 +36,6 @@ INSTALL_HINT = "install the datasette extra: pip install -e '.[datasette]'"
 
 class DatasetteMissing(PodarchiveError):
     default_message = f"datasette is not installed: {INSTALL_HINT}"
-
-
-class NotAnArchive(PodarchiveError):
-    default_message = "not a podarchive archive"
 
 
 @cache
@@ -61,22 +57,20 @@ def database_name(db_path: Path) -> str:
 
 
 def check_archive(db_path: Path) -> None:
-    """Refuse a missing file or one that is not an archive, without writing to it."""
-    if not db_path.is_file():
+    """Refuse a missing file, one that is not an archive, or one of a newer schema, without
+    writing to it (nor leaving a -wal/-shm file beside it)."""
+    info = inspect_file(db_path) if db_path.is_file() else None
+    if info is None or info.kind == "new":
         raise NotAnArchive(f"no archive at {db_path} (run podarchive run first, or give --db)")
-    try:
-        conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            found = conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-                "AND name IN ('feeds', 'episodes')"
-            ).fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as e:
-        raise NotAnArchive(f"{db_path} is not a podarchive archive: {e}") from e
-    if found != 2:
-        raise NotAnArchive(f"{db_path} is not a podarchive archive (no feeds/episodes tables)")
+    if info.kind == "foreign":
+        tables = ", ".join(info.tables) or "none"
+        raise NotAnArchive(
+            f"{db_path} is not a podarchive archive (no feeds/episodes tables; it has tables: "
+            f"{tables}); not serving it"
+        )
+    refused = refusal(db_path, info)
+    if refused is not None:
+        raise refused
 
 
 def make_datasette(db_path: Path, *, settings: dict[str, Any] | None = None) -> Any:

@@ -5,6 +5,13 @@ and every change to the schema is a numbered migration in :data:`MIGRATIONS`, ru
 order inside one transaction when an older archive is opened. An archive from a newer
 podarchive is refused rather than guessed at.
 
+Nothing is written to a file before it is known to be an archive (:func:`check_file` reads
+its header and tables without changing a byte): another program's database, a file that is
+not SQLite and an archive from a newer podarchive are refused untouched. Archives carry
+``PRAGMA application_id`` :data:`APPLICATION_ID`; older ones are recognised by their tables.
+Every sqlite3 error from an :class:`Archive` method becomes a :class:`StorageError`
+(:class:`ArchiveDamaged` when SQLite reports corruption).
+
 Writes for one feed happen in one transaction (``Database.atomic``), so a crash never
 leaves half a feed. Episodes are upserted with raw SQL guarded by a row hash
 (``ON CONFLICT … DO UPDATE … WHERE row_hash IS NOT excluded.row_hash``): an unchanged
@@ -16,21 +23,31 @@ write of those touches an episode row once where it can (issue #7).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import inspect
 import json
 import operator
 import sqlite3
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlite_utils
 
-from podarchive.errors import SchemaTooNew, StorageError
+from podarchive.errors import (
+    ArchiveDamaged,
+    ArchiveMissing,
+    NotAnArchive,
+    SchemaTooNew,
+    StorageError,
+)
 from podarchive.fetch import FetchRecord
 from podarchive.history import (
     FEED_TRACKED,
@@ -432,6 +449,7 @@ class KnownItems:
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         uri = Path(path).resolve().as_uri() + "?mode=ro"
         self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
         self._lock = threading.Lock()
@@ -439,15 +457,19 @@ class KnownItems:
     def __call__(self, feed_id: int) -> dict[str, str]:
         """Nothing is known for a feed whose last body had warnings: any item may be the cause."""
         with self._lock:
-            warned = self._conn.execute(
-                "SELECT warnings FROM feeds WHERE id = ?", [feed_id]
-            ).fetchone()
-            if warned is None or warned[0]:
-                return {}
-            rows = self._conn.execute(
-                "SELECT item_hash, key FROM episodes WHERE feed_id = ? AND item_hash IS NOT NULL",
-                [feed_id],
-            ).fetchall()
+            try:
+                warned = self._conn.execute(
+                    "SELECT warnings FROM feeds WHERE id = ?", [feed_id]
+                ).fetchone()
+                if warned is None or warned[0]:
+                    return {}
+                rows = self._conn.execute(
+                    "SELECT item_hash, key FROM episodes WHERE feed_id = ? "
+                    "AND item_hash IS NOT NULL",
+                    [feed_id],
+                ).fetchall()
+            except sqlite3.Error as e:
+                raise storage_error(self._path, e) from e
         return {str(h): str(k) for h, k in rows}
 
     def close(self) -> None:
@@ -487,20 +509,244 @@ _link_values: Callable[[Link], tuple[Any, ...]] = operator.attrgetter(
 )
 
 
+# the file itself: what it is, errors, integrity (issue #17) -----------------------------
+
+APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive since issue #17
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's lock
+CHECKPOINT_WAIT_MS = 200  # what a checkpoint waits for readers, at most
+WAL_SIZE_LIMIT = 4 << 20  # PRAGMA journal_size_limit: a WAL readers kept is cut back to this
+QUICK_CHECK_EVERY = timedelta(days=1)
+CHECK_LIMIT = 20  # problems listed per check
+# tables an archive of each schema version has for sure: recognises one without the
+# application id (written before issue #17); a user's own extra tables are fine
+_TABLES_SINCE = (
+    (1, ("feeds", "episodes", "links", "fetches")),
+    (2, ("hosts", "feed_redirects", "feed_moves")),
+    (3, ("episode_revisions", "feed_revisions", "snapshots", "feed_bodies")),
+    (4, ("backfill_walks", "backfill_pages")),
+)
+_CORRUPT = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def storage_error(
+    path: Path | str, e: sqlite3.Error, doing: str = "archive error in"
+) -> StorageError:
+    """The one-line StorageError for a sqlite3 error on the archive at ``path``."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _CORRUPT:
+        return ArchiveDamaged(f"{path} is damaged ({e}); run 'podarchive check'")
+    return StorageError(f"{doing} {path}: {e}")
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """What is at an archive's path, read without changing a byte of it."""
+
+    kind: str  # "new" (no file, or 0 bytes), "archive", "foreign" or "not_sqlite"
+    version: int = 0
+    application_id: int = 0
+    tables: tuple[str, ...] = ()
+
+
+def inspect_file(path: Path) -> FileInfo:
+    """Read the header and table names; never writes, never leaves a -wal or -shm file.
+
+    Without a WAL file the database is opened ``immutable`` (no locks, no side files);
+    with one (another connection is using it) ``mode=ro`` reads through that WAL.
+    """
+    try:
+        with path.open("rb") as f:
+            header = f.read(100)
+    except FileNotFoundError:
+        return FileInfo("new")
+    except OSError as e:
+        raise StorageError(f"cannot open archive {path}: {e.strerror}") from e
+    if not header:
+        return FileInfo("new")
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        return FileInfo("not_sqlite")
+    wal = Path(f"{path}-wal")
+    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+    try:
+        uri = f"{path.resolve().as_uri()}?{mode}"
+        with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)) as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            tables = tuple(
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+                )
+            )
+    except sqlite3.Error as e:
+        raise storage_error(path, e, "cannot open archive") from e
+    return FileInfo(_kind(version, app, tables), version, app, tables)
+
+
+def _kind(version: int, app: int, tables: Sequence[str]) -> str:
+    if app == APPLICATION_ID:
+        return "archive"
+    if app == 0 and version == 0 and not tables:
+        return "new"  # an empty SQLite database
+    cap = min(version, SCHEMA_VERSION) if version <= SCHEMA_VERSION else 1
+    needed = {t for since, names in _TABLES_SINCE if since <= cap for t in names}
+    return "archive" if app == 0 and version > 0 and needed <= set(tables) else "foreign"
+
+
+def refusal(path: Path, info: FileInfo) -> StorageError | None:
+    """Why the file at ``path`` must not be opened as an archive, if it must not."""
+    if info.kind == "not_sqlite":
+        reason = "not an SQLite database"
+    elif info.kind == "foreign":
+        shown = ", ".join(info.tables[:8]) + (", …" if len(info.tables) > 8 else "")
+        reason = f"it has tables: {shown}" if shown else f"user_version {info.version}"
+    elif info.kind == "archive" and info.version > SCHEMA_VERSION:
+        return SchemaTooNew(
+            f"{path} has schema version {info.version}; this podarchive knows up to "
+            f"{SCHEMA_VERSION}: upgrade podarchive"
+        )
+    else:
+        return None
+    return NotAnArchive(f"{path} is not a podarchive archive ({reason}); refusing to change it")
+
+
+def check_file(path: Path) -> FileInfo:
+    """:func:`inspect_file`, raising what :func:`refusal` says (the file stays untouched)."""
+    info = inspect_file(path)
+    refused = refusal(path, info)
+    if refused is not None:
+        raise refused
+    return info
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One line of what ``podarchive check`` found: which check, and what it said."""
+
+    check: str  # "integrity_check", "foreign_key_check", or an FTS table's name
+    text: str
+
+
+def _check_rows(rows: Iterable[tuple[Any, ...]]) -> list[str]:
+    """The lines of an integrity_check / quick_check result; none when it says ``ok``."""
+    lines = [line for (text,) in rows for line in str(text).splitlines()]
+    return [line for line in lines if line != "ok" and not line.startswith("*** in database")]
+
+
+def fts_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND sql LIKE 'CREATE VIRTUAL TABLE%USING FTS5%' ORDER BY name"
+    )
+    return [str(r[0]) for r in rows]
+
+
+def check_archive(path: Path, *, limit: int = CHECK_LIMIT) -> tuple[list[str], list[Problem]]:
+    """integrity_check, foreign_key_check and each FTS5 table's integrity-check, changing
+    nothing: returns (the FTS tables checked, the problems found, at most ``limit`` each).
+    """
+    info = check_file(path)
+    if info.kind == "new":
+        raise StorageError(f"no archive at {path}")
+    problems: list[Problem] = []
+    # a read-write connection that writes nothing: an FTS5 integrity-check is an INSERT,
+    # and a read-only connection would leave -wal/-shm files behind
+    with closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)) as conn:
+        try:
+            rows = conn.execute(f"PRAGMA integrity_check({limit})").fetchall()
+            problems += [Problem("integrity_check", line) for line in _check_rows(rows)]
+            for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchmany(
+                limit
+            ):
+                text = f"{table} row {rowid} refers to a missing {parent} row"
+                problems.append(Problem("foreign_key_check", text))
+            tables = fts_tables(conn)
+        except sqlite3.DatabaseError as e:
+            return [], [*problems, Problem("integrity_check", f"stopped: {e}")]
+        for table in tables:
+            problems += _fts_problems(conn, table)
+    return tables, problems
+
+
+def _fts_problems(conn: sqlite3.Connection, table: str) -> list[Problem]:
+    conn.execute("BEGIN")
+    try:
+        conn.execute(f"INSERT INTO [{table}] ([{table}], rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError as e:
+        return [Problem(table, str(e))]
+    finally:
+        conn.execute("ROLLBACK")
+    return []
+
+
+T = TypeVar("T")
+
+
+def _translated(method: Callable[..., T]) -> Callable[..., T]:
+    @wraps(method)
+    def wrapper(owner: Any, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(owner, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise storage_error(getattr(owner, "path", "archive"), e) from e
+
+    return wrapper
+
+
+def _storage_errors(cls: type[T]) -> type[T]:
+    """Every public method and property of ``cls`` raises StorageError, never sqlite3's."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(member, property) and member.fget is not None:
+            setattr(cls, name, property(_translated(member.fget)))
+        elif isinstance(member, classmethod):
+            setattr(cls, name, classmethod(_translated(member.__func__)))
+        elif inspect.isfunction(member):
+            setattr(cls, name, _translated(member))
+    return cls
+
+
+@_storage_errors
 class Archive:
     """An open archive file. Not thread-safe: the pipeline keeps it on one thread."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, create: bool = True) -> None:
+        """Open (or, with ``create``, start) the archive at ``path``, migrating it.
+
+        A file that is not an archive, or is one of a newer schema, is refused before
+        anything is written to it; without ``create`` a missing archive is
+        :class:`ArchiveMissing`.
+        """
         self.path = Path(path)
+        target = str(self.path)
+        if target not in ("", ":memory:"):
+            if check_file(self.path).kind == "new" and not create:
+                raise ArchiveMissing(
+                    f"{self.path} is gone (deleted or moved away); not starting a new empty "
+                    "archive in its place: put it back, or restart the daemon to start one"
+                )
+            if not create:
+                target = self.path.resolve().as_uri() + "?mode=rw"  # never creates a file
         try:
-            conn = sqlite3.connect(str(self.path), timeout=30)
-            self.db = sqlite_utils.Database(conn)
+            conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT, uri=not create)
+        except sqlite3.Error as e:
+            raise storage_error(self.path, e, "cannot open archive") from e
+        self.db = sqlite_utils.Database(conn)
+        try:
             self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.migrate()
-        except sqlite3.DatabaseError as e:
-            raise StorageError(f"cannot open archive {self.path}: {e}") from e
+        except sqlite3.Error as e:
+            conn.close()
+            raise storage_error(self.path, e, "cannot open archive") from e
+        except BaseException:
+            conn.close()
+            raise
 
     def close(self) -> None:
         self.db.conn.close()
@@ -529,14 +775,73 @@ class Archive:
             with self.db.atomic():
                 MIGRATIONS[number](self.db)
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
+        if self.application_id != APPLICATION_ID:
+            # no schema change (no version bump): a header field older podarchives ignore
+            with self.db.atomic():
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    @property
+    def application_id(self) -> int:
+        value: int = self.db.execute("PRAGMA application_id").fetchone()[0]
+        return value
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         try:
             with self.db.atomic():
                 yield
+        except sqlite3.Error as e:
+            raise storage_error(self.path, e, "archive write failed in") from e
+
+    # upkeep (issue #17) -----------------------------------------------------------------
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the archive and truncate it; False if a reader kept it.
+
+        Waits at most :data:`CHECKPOINT_WAIT_MS` for readers. A WAL a reader kept is cut back
+        to :data:`WAL_SIZE_LIMIT` by the first write after the readers let go.
+        """
+        self.db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+        try:
+            busy = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+        return not busy
+
+    def quick_check(self) -> list[str]:
+        """``PRAGMA quick_check``'s problems (b-tree pages, records; not index contents)."""
+        try:
+            rows = self.db.execute(f"PRAGMA quick_check({CHECK_LIMIT})").fetchall()
         except sqlite3.DatabaseError as e:
-            raise StorageError(f"archive write failed: {e}") from e
+            return [str(e)]
+        return _check_rows(rows)
+
+    def check_daily(self, now: datetime | None = None) -> None:
+        """:meth:`quick_check` unless one passed within a day (the mtime of ``<db>.checked``).
+
+        Raises :class:`ArchiveDamaged` on a problem; a damaged archive is checked again
+        by every command that writes, until it is repaired.
+        """
+        now = now or datetime.now(UTC)
+        marker = Path(f"{self.path}.checked")
+        with contextlib.suppress(OSError):
+            age = now - datetime.fromtimestamp(marker.stat().st_mtime, UTC)
+            if timedelta(0) <= age < QUICK_CHECK_EVERY:
+                return
+        problems = self.quick_check()
+        if problems:
+            raise ArchiveDamaged(
+                f"{self.path} is damaged (quick_check: {problems[0]}); run 'podarchive check'"
+            )
+        with contextlib.suppress(OSError):
+            marker.write_text(f"quick_check ok at {now:%Y-%m-%dT%H:%M:%SZ}\n", encoding="utf-8")
+
+    def rebuild_fts(self, table: str) -> None:
+        """Rebuild an FTS5 index from its content table (``podarchive check --repair-fts``)."""
+        if table not in fts_tables(self.db.conn):
+            raise StorageError(f"{self.path} has no full-text table {table}")
+        with self.transaction():
+            self.db.execute(f"INSERT INTO [{table}] ([{table}]) VALUES ('rebuild')")
 
     # feeds --------------------------------------------------------------------------------
 
@@ -1193,18 +1498,16 @@ class Archive:
         """
         archive = cls.__new__(cls)
         archive.path = Path(path)
+        if check_file(archive.path).kind == "new":
+            raise StorageError(f"no archive at {archive.path}")
+        # read-write but query_only: a mode=ro connection would leave -wal/-shm files
+        conn = sqlite3.connect(archive.path, timeout=BUSY_TIMEOUT)
         try:
-            uri = archive.path.resolve().as_uri() + "?mode=ro"
-            archive.db = sqlite_utils.Database(sqlite3.connect(uri, uri=True, timeout=30))
-            version = archive.schema_version
-        except sqlite3.DatabaseError as e:
-            raise StorageError(f"cannot open archive {archive.path}: {e}") from e
-        if version > SCHEMA_VERSION:
-            archive.close()
-            raise SchemaTooNew(
-                f"{archive.path} has schema version {version}; this podarchive knows up to "
-                f"{SCHEMA_VERSION}: upgrade podarchive"
-            )
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as e:
+            conn.close()
+            raise storage_error(archive.path, e, "cannot open archive") from e
+        archive.db = sqlite_utils.Database(conn)
         return archive
 
     @property
