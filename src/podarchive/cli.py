@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from functools import wraps
 from pathlib import Path
@@ -21,17 +22,18 @@ from podarchive import __version__
 from podarchive.config import (
     FeedSchedule,
     add_schedule,
+    check_every,
     check_feed_url,
     load_schedules,
     parse_interval,
 )
 from podarchive.discover import find_feed
-from podarchive.errors import ConfigError, PodarchiveError
+from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.scheduler import validate_cron
 from podarchive.settings import Settings, settings_from_env
-from podarchive.store import Archive
+from podarchive.store import Archive, check_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -126,6 +128,11 @@ private_hosts_option = click.option(
     help="Let URLs taken from feeds (episode pages, discovered feeds, site pages) reach "
     "loopback and private addresses.",
 )
+allow_fast_option = click.option(
+    "--allow-fast",
+    is_flag=True,
+    help="Accept schedules polling more often than once a minute (for tests).",
+)
 schedules_option = click.option(
     "--schedules",
     "schedules_dir",
@@ -141,6 +148,7 @@ schedules_option = click.option(
 @schedules_option
 @db_option
 @private_hosts_option
+@allow_fast_option
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
 @click.option("--all", "everything", is_flag=True, help="Poll every scheduled feed, due or not.")
 @click.option(
@@ -158,6 +166,7 @@ def run(
     schedules_dir: Path,
     db_path: Path,
     allow_private_hosts: bool,
+    allow_fast: bool,
     no_pages: bool,
     everything: bool,
     wait_seconds: float,
@@ -175,15 +184,16 @@ def run(
     from podarchive.lock import archive_lock
 
     settings = run_settings(allow_private_hosts)
-    feeds = _adhoc_feeds(urls) if urls else load_schedules(schedules_dir)
+    feeds = _adhoc_feeds(urls) if urls else load_schedules(schedules_dir, allow_fast=allow_fast)
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
+    check_file(db_path)  # not even a lock file beside another program's database
     try:
         lock = archive_lock(db_path).acquire(wait=wait_seconds)
     except ArchiveLocked as e:
         click.echo(f"podarchive: {e}; skipping", err=True)
         return
-    with lock, Archive(db_path) as archive:
+    with lock, _working(db_path) as archive:
         if urls or everything:
             report = update_feeds(archive, feeds, settings=settings)
         else:
@@ -203,6 +213,21 @@ def _adhoc_feeds(urls: tuple[str, ...]) -> tuple[FeedSchedule, ...]:
     return tuple(feeds)
 
 
+@contextmanager
+def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
+    """The archive for a command that writes: refused untouched unless it is one, given a
+    ``quick_check`` once a day, and checkpointed afterwards (so the WAL does not grow)."""
+    with Archive(db_path, create=create) as archive:
+        archive.check_daily()
+        try:
+            yield archive
+        except BaseException:
+            with suppress(StorageError):  # the first error is the one to report
+                archive.checkpoint()
+            raise
+        archive.checkpoint()
+
+
 def _finish(report: RunReport) -> None:
     for feed in report.failed:
         click.echo(f"podarchive: {feed.label}: {feed.error}", err=True)
@@ -220,6 +245,7 @@ def _finish(report: RunReport) -> None:
     "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
 )
 @private_hosts_option
+@allow_fast_option
 @schedules_option
 @verbosity
 @translate_errors
@@ -231,6 +257,7 @@ def add(
     no_pages: bool,
     no_check: bool,
     allow_private_hosts: bool,
+    allow_fast: bool,
     schedules_dir: Path,
 ) -> None:
     """Schedule a new feed: writes a schedule file for URL.
@@ -247,6 +274,10 @@ def add(
             validate_cron(cron)
     except ValueError as e:
         raise click.BadParameter(str(e)) from e
+    try:
+        interval = check_every(interval, allow_fast=allow_fast) if interval else None
+    except ValueError as e:
+        raise UsageFailure(f"--every: {e}") from e
     if not no_check:
         settings = run_settings(allow_private_hosts)
         found = find_feed(url, settings)
@@ -260,7 +291,7 @@ def add(
         cron=cron,
         pages=not no_pages,
     )
-    path = add_schedule(schedules_dir, feed)
+    path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
     click.echo(f"added {url} to {path}")
 
 
@@ -285,7 +316,11 @@ def _daemon_logging() -> None:
 
 
 def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
-    """The daemon's update function: the archive lock, then ``update_due`` for the batch."""
+    """The daemon's update function: the archive lock, then ``update_due`` for the batch.
+
+    An archive deleted (or moved away) while the daemon runs is not started again empty:
+    the cycle fails with :class:`ArchiveMissing` (logged once) until it is back.
+    """
     import threading
     from collections.abc import Sequence
 
@@ -299,7 +334,7 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
             lock = archive_lock(db_path).acquire()
         except ArchiveLocked as e:
             return CycleResult(skipped=str(e))
-        with lock, Archive(db_path) as archive:
+        with lock, _working(db_path, create=False) as archive:
             report = update_due(archive, feeds, settings=settings, stop=stop)
             polled = {f.url for f in report.feeds}
             blocks = archive.host_blocks(iso(utcnow()))
@@ -323,6 +358,7 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
 @schedules_option
 @db_option
 @private_hosts_option
+@allow_fast_option
 @click.option(
     "--tick",
     type=click.FloatRange(min=0.05),
@@ -333,14 +369,17 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
 )
 @verbosity
 @translate_errors
-def daemon(schedules_dir: Path, db_path: Path, allow_private_hosts: bool, tick: float) -> None:
+def daemon(
+    schedules_dir: Path, db_path: Path, allow_private_hosts: bool, allow_fast: bool, tick: float
+) -> None:
     """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
 
     One job per feed (every/cron, with jitter); each update cycle takes the archive lock and
     updates the feeds that are due, as `run` does. SIGHUP, or a change to the schedule files
     seen on the next tick, reloads the schedules (a bad file keeps the last good schedule).
     Logs one line per feed update on stderr (-v for more); writes <db>.daemon.json as a
-    heartbeat for `podarchive status`.
+    heartbeat for `podarchive status`. If the archive is deleted while it runs, cycles fail
+    (one ERROR line) until it is back: a new empty archive is only started by a restart.
     """
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock, daemon_lock
@@ -349,7 +388,8 @@ def daemon(schedules_dir: Path, db_path: Path, allow_private_hosts: bool, tick: 
 
     _daemon_logging()
     settings = run_settings(allow_private_hosts)
-    feeds = load_schedules(schedules_dir)  # no last good schedule yet: a bad file is exit 2
+    feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
+    check_file(db_path)  # not even a lock file beside another program's database
     try:
         life = daemon_lock(db_path).acquire()
     except ArchiveLocked as e:
@@ -361,11 +401,12 @@ def daemon(schedules_dir: Path, db_path: Path, allow_private_hosts: bool, tick: 
         except ArchiveLocked:
             pass  # a run is using it, so it opens
         Daemon(
-            load=lambda: load_schedules(schedules_dir),
+            load=lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
             update=_daemon_update(db_path, settings),
             watch=schedules_dir,
             heartbeat=heartbeat_path(db_path),
             tick=tick,
+            retry_after_error=min(30.0, 15 * tick),
         ).run(feeds)
 
 
@@ -451,7 +492,7 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     """
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
-    with Archive(db_path) as archive:
+    with _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
         s = r.stats
@@ -471,7 +512,9 @@ def _backfill_feeds(
     feeds: tuple[str, ...], schedules_dir: Path, allow_private_hosts: bool
 ) -> tuple[FeedSchedule, ...]:
     """The feeds named (URL or schedule name), or every scheduled feed when none is."""
-    scheduled = load_schedules(schedules_dir) if schedules_dir.is_dir() or not feeds else ()
+    # the polling floor does not matter here: backfill fetches once, not on the interval
+    wanted = schedules_dir.is_dir() or not feeds
+    scheduled = load_schedules(schedules_dir, allow_fast=True) if wanted else ()
     chosen: list[FeedSchedule] = []
     for name in dict.fromkeys(feeds):
         match = next((f for f in scheduled if name in (f.url, f.name)), None)
@@ -618,11 +661,12 @@ def backfill(
                     if archive is not None:
                         archive.close()
             else:
+                check_file(db_path)  # not even a lock file beside another program's database
                 try:
                     lock = archive_lock(db_path).acquire()
                 except ArchiveLocked as e:
                     raise CommandFailure(str(e)) from e
-                with lock, Archive(db_path) as archive:
+                with lock, _working(db_path) as archive:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
                         progress=progress,
@@ -637,6 +681,80 @@ def backfill(
     if report.failed:
         for f in report.failed:
             click.echo(f"podarchive: {f.label}: {f.error}", err=True)
+        sys.exit(1)
+
+
+# check (issue #17) --------------------------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+
+def _advice(db: Path, problems: list[Any], *, repaired: bool) -> list[str]:
+    """What to do about ``problems``: restore or recover; for the search index alone, rebuild."""
+    if all(p.check not in ("integrity_check", "foreign_key_check") for p in problems):
+        if repaired:
+            return []
+        return [
+            "what to do: only the full-text index is damaged; rebuild it from the episodes:",
+            f"  podarchive check --repair-fts --db {db}",
+        ]
+    return [
+        f"what to do: restore {db} from a backup, or recover what SQLite can still read:",
+        f'  sqlite3 {db} ".recover" | sqlite3 recovered.db',
+        "  then run 'podarchive check --db recovered.db' and use it in place of the archive",
+    ]
+
+
+def _report_check(db: Path, tables: list[str], problems: list[Any]) -> None:
+    if not problems:
+        fts = [f"{t} integrity-check" for t in tables]
+        checks = ", ".join(["integrity_check", "foreign_key_check", *fts])
+        click.echo(f"{db}: sound ({checks})")
+        return
+    click.echo(f"{db}: DAMAGED, {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    for p in problems:
+        click.echo(f"  {p.check}: {p.text}")
+
+
+@cli.command()
+@db_option
+@click.option(
+    "--repair-fts",
+    is_flag=True,
+    help="Rebuild a damaged full-text index from the episodes (when nothing else is damaged).",
+)
+@verbosity
+@translate_errors
+def check(db_path: Path, repair_fts: bool) -> None:
+    """Check the archive: SQLite's integrity_check, foreign_key_check and the full-text index.
+
+    Prints one line per problem and what to do; exit 0 when sound, 1 when not. Changes
+    nothing, except with --repair-fts: a damaged full-text index (and nothing else) is
+    rebuilt from the episodes, under the archive lock.
+    """
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+    from podarchive.store import check_archive
+
+    tables, problems = check_archive(db_path)
+    broken = sorted({p.check for p in problems if p.check in tables})
+    repaired = False
+    if repair_fts and broken and len(broken) == len({p.check for p in problems}):
+        try:
+            lock = archive_lock(db_path).acquire()
+        except ArchiveLocked as e:
+            raise CommandFailure(f"{e}; not repairing now") from e
+        with lock, Archive(db_path) as archive:
+            for table in broken:
+                archive.rebuild_fts(table)
+                click.echo(f"{db_path}: {table} rebuilt")
+        tables, problems = check_archive(db_path)
+        repaired = True
+    elif repair_fts and broken:
+        click.echo(f"{db_path}: not rebuilding the full-text index of a damaged archive")
+    _report_check(db_path, tables, problems)
+    for line in _advice(db_path, problems, repaired=repaired) if problems else []:
+        click.echo(line)
+    if problems:
         sys.exit(1)
 
 

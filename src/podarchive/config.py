@@ -9,6 +9,8 @@ A schedule file is TOML in ``schedules/``, holding one or more ``[[feed]]`` tabl
     pages = true
 
 Every mistake is reported as one :class:`ScheduleError` naming the file and the key.
+Polling more often than once a minute (:data:`MIN_EVERY`) is refused unless ``allow_fast``
+(``--allow-fast``, meant for tests) is given.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from podarchive.errors import ScheduleError
 from podarchive.scheduler import validate_cron
 
 DEFAULT_EVERY = timedelta(hours=1)
+MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
 FEED_KEYS = frozenset(
     {"url", "name", "every", "cron", "pages", "user_agent", "allow_private_hosts"}
 )
@@ -71,6 +74,16 @@ def format_interval(interval: timedelta) -> str:
     return "".join(parts) or "0s"
 
 
+def check_every(interval: timedelta, *, allow_fast: bool = False) -> timedelta:
+    """``interval``, unless it is under :data:`MIN_EVERY` without ``allow_fast`` (ValueError)."""
+    if interval < MIN_EVERY and not allow_fast:
+        raise ValueError(
+            f"{format_interval(interval)} is under the {int(MIN_EVERY.total_seconds())} s floor; "
+            "use --allow-fast (for tests)"
+        )
+    return interval
+
+
 def check_feed_url(url: str) -> str:
     """A configured feed URL must be absolute http(s). Returns it stripped."""
     url = url.strip()
@@ -80,14 +93,17 @@ def check_feed_url(url: str) -> str:
     return url
 
 
-def load_schedules(directory: Path) -> tuple[FeedSchedule, ...]:
-    """Every feed of every ``*.toml`` file in ``directory``, in file-name order."""
+def load_schedules(directory: Path, *, allow_fast: bool = False) -> tuple[FeedSchedule, ...]:
+    """Every feed of every ``*.toml`` file in ``directory``, in file-name order.
+
+    ``allow_fast`` accepts intervals under :data:`MIN_EVERY` (tests).
+    """
     if not directory.is_dir():
         raise ScheduleError(str(directory), "no such schedules directory")
     feeds: list[FeedSchedule] = []
     seen: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
-        for feed in load_schedule_file(path):
+        for feed in load_schedule_file(path, allow_fast=allow_fast):
             if feed.url in seen:
                 raise ScheduleError(
                     str(path), f"duplicate feed URL, also in {seen[feed.url]}", "url"
@@ -97,7 +113,7 @@ def load_schedules(directory: Path) -> tuple[FeedSchedule, ...]:
     return tuple(feeds)
 
 
-def load_schedule_file(path: Path) -> list[FeedSchedule]:
+def load_schedule_file(path: Path, *, allow_fast: bool = False) -> list[FeedSchedule]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
@@ -110,10 +126,10 @@ def load_schedule_file(path: Path) -> list[FeedSchedule]:
     tables = data.get("feed", [])
     if not isinstance(tables, list) or not tables:
         raise ScheduleError(str(path), "no [[feed]] tables", "feed")
-    return [_feed_from_table(path, i, table) for i, table in enumerate(tables)]
+    return [_feed_from_table(path, i, table, allow_fast) for i, table in enumerate(tables)]
 
 
-def _feed_from_table(path: Path, index: int, table: Any) -> FeedSchedule:
+def _feed_from_table(path: Path, index: int, table: Any, allow_fast: bool) -> FeedSchedule:
     where = f"feed[{index}]"
     if not isinstance(table, dict):
         raise ScheduleError(str(path), "must be a table", where)
@@ -139,7 +155,7 @@ def _feed_from_table(path: Path, index: int, table: Any) -> FeedSchedule:
     every: timedelta | None = DEFAULT_EVERY if cron is None else None
     if every_text is not None:
         try:
-            every = parse_interval(every_text)
+            every = check_every(parse_interval(every_text), allow_fast=allow_fast)
         except ValueError as e:
             raise ScheduleError(str(path), str(e), f"{where}.every") from e
     if cron is not None:
@@ -183,10 +199,10 @@ def render_schedule(feed: FeedSchedule) -> str:
     return "\n".join(lines) + "\n"
 
 
-def add_schedule(directory: Path, feed: FeedSchedule) -> Path:
+def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = False) -> Path:
     """Write ``feed`` as a new schedule file in ``directory``; refuses a URL already there."""
     directory.mkdir(parents=True, exist_ok=True)
-    existing = {f.url: f.source for f in load_schedules(directory)}
+    existing = {f.url: f.source for f in load_schedules(directory, allow_fast=allow_fast)}
     if feed.url in existing:
         raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
     path = directory / schedule_file_name(feed.url, feed.name)

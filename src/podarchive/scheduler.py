@@ -231,6 +231,7 @@ class Daemon:
         self._last_cycle: dict[str, Any] | None = None
         self._last_reload: dict[str, Any] | None = None
         self._busy_logged = False
+        self._failing: str | None = None  # the error the last cycle failed with, if it did
         self._flags: set[str] = set()
         self._pipe_r, self._pipe_w = os.pipe()
         os.set_blocking(self._pipe_w, False)
@@ -419,10 +420,13 @@ class Daemon:
         try:
             result = self.update(batch, self.stop)
         except Exception as e:  # an archive that cannot be opened must not end the daemon
-            log.error("update cycle failed: %s; retrying in %gs", e, self.retry_after_error)
+            self._log_failure(str(e))
             self._defer(batch, started + timedelta(seconds=self.retry_after_error))
             result = CycleResult(failed=len(batch), skipped=f"error: {e}")
         else:
+            if self._failing is not None and not result.skipped:
+                log.info("update cycles work again")
+                self._failing = None
             if result.skipped:
                 if not self._busy_logged:
                     log.info("%s; retrying each tick", result.skipped)
@@ -449,6 +453,14 @@ class Daemon:
         log.debug("cycle done in %.2fs: %s", (finished - started).total_seconds(), result.summary)
         self._activity = "stopping" if self.stop.is_set() else "idle"
         self._beat()
+
+    def _log_failure(self, error: str) -> None:
+        """ERROR once per failure (a damaged or deleted archive fails every cycle alike)."""
+        if error != self._failing:
+            log.error("update cycle failed: %s; retrying every %gs", error, self.retry_after_error)
+        else:
+            log.debug("update cycle failed again: %s", error)
+        self._failing = error
 
     def _defer(self, batch: Sequence[FeedSchedule], until: datetime) -> None:
         with self._state:
