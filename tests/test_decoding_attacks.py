@@ -625,3 +625,28 @@ def test_stored_warnings_are_small_end_to_end(tmp_path: Path, site: LoopbackSite
         ["2,000", "unreadable"],
         ["1,999", "duplicate"],
     ]
+
+
+def test_repaired_feed_still_proves_removals(tmp_path: Path, site: LoopbackSite) -> None:
+    """A repaired byte is no malformed XML: an episode left out of a complete feed is removed.
+
+    Only a feed feedparser had to *recover* (items may be missing) is no evidence of removal;
+    the decoding and date warnings of #17 must not switch that evidence off.
+    """
+
+    def complete(titles: list[str], bad: bool) -> bytes:
+        fh = 'xmlns:fh="http://purl.org/syndication/history/1.0"'
+        body = synthetic(titles).replace('<rss version="2.0">', f'<rss version="2.0" {fh}>')
+        raw = body.replace("<channel>", "<channel><fh:complete/>").encode()
+        return raw.replace("Épisode 1 ".encode(), b"\xc9pisode 1 ") if bad else raw
+
+    url, db = site.url("/c.xml"), tmp_path / "a.db"
+    site.serve("/c.xml", complete(WIDE_TITLES, bad=False), content_type="application/rss+xml")
+    (first,) = run(db, FeedSchedule(url=url, pages=False)).feeds
+    assert first.ok, first.error
+    site.serve("/c.xml", complete(WIDE_TITLES[:-1], bad=True), content_type="application/rss+xml")
+    (second,) = run(db, FeedSchedule(url=url, pages=False)).feeds
+    assert second.ok, second.error
+    assert second.warnings == ("replaced 1 invalid utf-8 byte sequence with U+FFFD",)
+    removed = query(db, "SELECT guid FROM episodes WHERE removed_from_feed_at IS NOT NULL")
+    assert removed == [("g21",)]

@@ -109,6 +109,7 @@ def parse_feed(
         episodes=tuple(_absolute(e, url) for e in episodes) if url else tuple(episodes),
         version=str(_get(result, "version") or ""),
         warnings=(*repairs, *_warnings(result), *_date_warnings(feed, entries)),
+        recovered=_bozo_exception(result) is not None,
     )
 
 

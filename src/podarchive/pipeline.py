@@ -215,7 +215,7 @@ def fetch_feed(
             warnings=(*read.warnings, *read.duplicates, *move_note),
             move_to=move_to,
             complete=read.channel.complete,
-            well_formed=not read.warnings,
+            well_formed=not read.recovered,
             split=split,
             listed=listed,
         )
@@ -228,9 +228,15 @@ def fetch_feed(
         )
 
 
+#: Bumped whenever parsing or row derivation reads an unchanged item differently, so that the
+#: item cache of every archive forgets what the older code made of each item.
+#: 2: bad bytes, character references and dates cost only themselves (#17).
+READ_REVISION = 2
+
+
 def _item_context(result: FetchResult) -> str:
     """What besides its bytes decides how an item reads: parser version, base URL, charset."""
-    return f"{__version__}\0{result.final_url}\0{result.content_type or ''}"
+    return f"{__version__}+{READ_REVISION}\0{result.final_url}\0{result.content_type or ''}"
 
 
 def _read_body(

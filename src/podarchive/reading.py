@@ -39,6 +39,7 @@ class FeedRead:
     guids: frozenset[str]
     writes: tuple[EpisodeWrite, ...]  # one per distinct key, first kept
     duplicates: tuple[str, ...]  # warnings about items that repeat a key
+    recovered: bool = False  # the parser recovered from an error: no evidence of removals
 
     @property
     def identity(self) -> PodcastIdentity:
@@ -64,6 +65,7 @@ def read_feed(document: bytes, headers: Mapping[str, str] | None, url: str) -> F
         guids=frozenset(e.guid for e in parsed.episodes if e.guid),
         writes=tuple(writes),
         duplicates=tuple(duplicates),
+        recovered=parsed.recovered,
     )
 
 

@@ -75,7 +75,7 @@ def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> 
                 now=seen_at,
                 records=[],
                 complete=parsed.channel.complete,
-                mark_absent=not parsed.warnings,
+                mark_absent=not parsed.recovered,
             )
             report.bodies += 1
         history = scratch.export_history(scratch_id)

@@ -124,6 +124,7 @@ class ParsedFeed:
     episodes: tuple[Episode, ...]
     version: str = ""  # feedparser's format name, e.g. "rss20", "atom10"
     warnings: tuple[str, ...] = ()  # e.g. the XML error feedparser recovered from
+    recovered: bool = False  # feedparser had to recover from an error: items may be missing
 
 
 @dataclass(frozen=True, slots=True)
