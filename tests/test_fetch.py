@@ -19,8 +19,9 @@ from podarchive.errors import (
     HTTPStatusError,
     RedirectError,
 )
-from podarchive.fetch import Fetcher, FetchRecord, private_address
+from podarchive.fetch import Fetcher, private_address
 from podarchive.settings import Settings
+from podarchive.types import FetchRecord
 
 FAST = Settings(connect_timeout=2, read_timeout=1, deadline=3, retries=0, host_gap=0)
 

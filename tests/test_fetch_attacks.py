@@ -28,8 +28,9 @@ from podarchive.errors import (
     HTTPStatusError,
     RedirectError,
 )
-from podarchive.fetch import Fetcher, FetchRecord
+from podarchive.fetch import Fetcher
 from podarchive.settings import Settings
+from podarchive.types import FetchRecord
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux: kernel receive times
 QUICK = Settings(

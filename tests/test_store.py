@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from podarchive.errors import NotAnArchive, SchemaTooNew, StorageError
-from podarchive.fetch import FetchRecord
-from podarchive.store import SCHEMA_VERSION, Archive, EpisodeWrite
-from podarchive.types import Link
+from podarchive.store import SCHEMA_VERSION, Archive
+from podarchive.types import EpisodeWrite, FetchRecord, Link
 
 NOW = "2026-12-02T12:00:00Z"
 LATER = "2026-12-02T13:00:00Z"

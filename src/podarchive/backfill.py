@@ -40,7 +40,7 @@ import httpx
 from podarchive.config import FeedSchedule
 from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
-from podarchive.fetch import Fetcher, FetchRecord
+from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
 from podarchive.pipeline import (
     Clock,
@@ -55,8 +55,8 @@ from podarchive.pipeline import (
 )
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
-from podarchive.store import Archive, EpisodeWrite, FeedState, PageTask, Snapshot
-from podarchive.types import FetchResult
+from podarchive.store import Archive
+from podarchive.types import EpisodeWrite, FeedState, FetchRecord, FetchResult, PageTask, Snapshot
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")

@@ -66,7 +66,7 @@ from podarchive.netguard import (
 )
 from podarchive.policy import is_transient_status, parse_retry_after, retry_delays
 from podarchive.settings import Settings
-from podarchive.types import FetchResult, Redirect
+from podarchive.types import FetchRecord, FetchResult, Redirect
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 FEED_ACCEPT = (
@@ -76,19 +76,6 @@ PAGE_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 RECORD_URL_LIMIT = 2048  # URLs longer than this are shortened in the fetch log
 TRUNCATED = "truncated: connection closed before the end of the page (no Content-Length)"
 __all__ = ["Fetcher", "FetchRecord", "HostLimiter", "Resolver", "private_address"]
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRecord:
-    """One HTTP request as the fetch log keeps it."""
-
-    url: str
-    kind: str
-    started_at: str
-    ms: int
-    status: int | None
-    bytes: int
-    error: str | None = None
 
 
 def _format_size(limit: int) -> str:

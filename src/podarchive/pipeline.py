@@ -28,23 +28,24 @@ from podarchive import __version__, podcast_ns, policy
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
-from podarchive.fetch import Fetcher, FetchRecord
+from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
 from podarchive.reading import FeedRead, read_feed, read_items, read_page, with_item_hashes
 from podarchive.rows import channel_row, podcast_identity
 from podarchive.settings import Settings
-from podarchive.store import (
-    Archive,
+from podarchive.store import Archive, KnownItems
+from podarchive.types import (
     EpisodeWrite,
     FeedState,
-    KnownItems,
+    FetchRecord,
+    FetchResult,
+    PageNotes,
     PageTask,
     Row,
     SaveStats,
     Snapshot,
 )
-from podarchive.types import FetchResult, PageNotes
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")

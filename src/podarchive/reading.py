@@ -22,8 +22,7 @@ from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
 from podarchive.policy import PodcastIdentity
 from podarchive.rows import episode_writes
-from podarchive.store import EpisodeWrite
-from podarchive.types import Channel, PageNotes
+from podarchive.types import Channel, EpisodeWrite, PageNotes
 
 #: Bytes of items per chunk when a split body is read by several worker processes.
 CHUNK_BYTES = 512 * 1024

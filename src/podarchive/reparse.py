@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from podarchive.errors import ConfigError, ParseError
 from podarchive.parse import parse_feed
 from podarchive.rows import channel_row, episode_writes
-from podarchive.store import Archive, SaveStats
+from podarchive.store import Archive
+from podarchive.types import SaveStats
 
 
 @dataclass(slots=True)

@@ -10,8 +10,7 @@ from typing import Any
 from podarchive.extract import html_to_text, notes_text_and_links
 from podarchive.identity import dedupe
 from podarchive.policy import PodcastIdentity
-from podarchive.store import EpisodeWrite, Row
-from podarchive.types import Channel, Episode, ParsedFeed
+from podarchive.types import Channel, Episode, EpisodeWrite, ParsedFeed, Row
 from podarchive.urls import is_http_url
 
 

@@ -48,7 +48,6 @@ from podarchive.errors import (
     SchemaTooNew,
     StorageError,
 )
-from podarchive.fetch import FetchRecord
 from podarchive.history import (
     FEED_TRACKED,
     TRACKED,
@@ -57,9 +56,17 @@ from podarchive.history import (
     changed_feed_fields,
     changed_fields,
 )
-from podarchive.types import Link
-
-Row = dict[str, Any]
+from podarchive.types import (
+    EpisodeWrite,
+    FeedHistory,
+    FeedState,
+    FetchRecord,
+    Link,
+    PageTask,
+    Row,
+    SaveStats,
+    Snapshot,
+)
 
 V1_FEED_META_COLUMNS = (
     "title",
@@ -117,89 +124,10 @@ INSERT_LINK = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class FeedState:
-    """What the archive remembers about a feed between runs."""
-
-    id: int
-    url: str  # as the user configured it: the feed's identity
-    etag: str | None
-    last_modified: str | None
-    content_hash: str | None
-    error_count: int
-    fetch_url: str | None = None  # where it lives now, after a move
-    gone_at: str | None = None
-    not_before: str | None = None
-    last_fetched_at: str | None = None
-    ttl: int | None = None
-    update_period: str | None = None
-    update_frequency: int | None = None
-
-    @property
-    def current_url(self) -> str:
-        return self.fetch_url or self.url
-
-
 FEED_STATE_COLUMNS = (
     "id", "url", "etag", "last_modified", "content_hash", "error_count", "fetch_url",
     "gone_at", "not_before", "last_fetched_at", "ttl", "update_period", "update_frequency",
 )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeWrite:
-    """One parsed episode, ready to store: its identity key, columns and feed-note links."""
-
-    key: str
-    row: Row
-    links: tuple[Link, ...]
-    item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A raw feed body as fetched, for provenance and ``reparse``."""
-
-    body: bytes
-    url: str
-    content_type: str | None
-    # where the items lie in ``body`` and their hash (podcast_ns.FeedSplit), when split:
-    # a body whose items region matches an earlier snapshot's is kept as a delta
-    items_from: int | None = None
-    items_to: int | None = None
-    items_hash: str | None = None
-    # (start offset, hash) of the items region from its k-th item on, k = 0, 1, …
-    regions: tuple[tuple[int, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FeedHistory:
-    """One feed's feed-derived state, keyed by episode key rather than row ids."""
-
-    meta: Row
-    feed_revisions: list[Row]
-    episodes: list[Row]
-    revisions: list[Row]  # feed-side episode revisions, with their old id as "revision"
-    links: list[Row]  # feed links; "revision" is the old revision id, or None when current
-
-
-@dataclass(frozen=True, slots=True)
-class SaveStats:
-    new: int = 0
-    changed: int = 0
-    unchanged: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class PageTask:
-    episode_id: int
-    feed_id: int
-    url: str
-    etag: str | None
-    last_modified: str | None
-    status: str | None = None
-    attempts: int = 0
-    fetched_at: str | None = None  # the last attempt
 
 
 def _create_v1(db: sqlite_utils.Database) -> None:

@@ -6,9 +6,10 @@ Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:0
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 LinkSource = Literal["feed", "page"]
+Row = dict[str, Any]  # one archive row, column → value
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,3 +172,98 @@ class FetchResult:
     @property
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
+
+
+# --- records the pipeline and the archive exchange ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRecord:
+    """One HTTP request as the fetch log keeps it."""
+
+    url: str
+    kind: str
+    started_at: str
+    ms: int
+    status: int | None
+    bytes: int
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """What the archive remembers about a feed between runs."""
+
+    id: int
+    url: str  # as the user configured it: the feed's identity
+    etag: str | None
+    last_modified: str | None
+    content_hash: str | None
+    error_count: int
+    fetch_url: str | None = None  # where it lives now, after a move
+    gone_at: str | None = None
+    not_before: str | None = None
+    last_fetched_at: str | None = None
+    ttl: int | None = None
+    update_period: str | None = None
+    update_frequency: int | None = None
+
+    @property
+    def current_url(self) -> str:
+        return self.fetch_url or self.url
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeWrite:
+    """One parsed episode, ready to store: its identity key, columns and feed-note links."""
+
+    key: str
+    row: Row
+    links: tuple[Link, ...]
+    item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A raw feed body as fetched, for provenance and ``reparse``."""
+
+    body: bytes
+    url: str
+    content_type: str | None
+    # where the items lie in ``body`` and their hash (podcast_ns.FeedSplit), when split:
+    # a body whose items region matches an earlier snapshot's is kept as a delta
+    items_from: int | None = None
+    items_to: int | None = None
+    items_hash: str | None = None
+    # (start offset, hash) of the items region from its k-th item on, k = 0, 1, …
+    regions: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FeedHistory:
+    """One feed's feed-derived state, keyed by episode key rather than row ids."""
+
+    meta: Row
+    feed_revisions: list[Row]
+    episodes: list[Row]
+    revisions: list[Row]  # feed-side episode revisions, with their old id as "revision"
+    links: list[Row]  # feed links; "revision" is the old revision id, or None when current
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStats:
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PageTask:
+    episode_id: int
+    feed_id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+    status: str | None = None
+    attempts: int = 0
+    fetched_at: str | None = None  # the last attempt
