@@ -56,7 +56,15 @@ from podarchive.pipeline import (
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
 from podarchive.store import Archive
-from podarchive.types import EpisodeWrite, FeedState, FetchRecord, FetchResult, PageTask, Snapshot
+from podarchive.types import (
+    DocumentKind,
+    EpisodeWrite,
+    FeedState,
+    FetchRecord,
+    FetchResult,
+    PageTask,
+    Snapshot,
+)
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
@@ -64,7 +72,7 @@ log = logging.getLogger("podarchive")
 #: Most documents (archive/paged pages, site listings) one walk fetches per feed.
 MAX_DOCUMENTS = 1000
 #: The rels followed from a feed document, and the kind of document each leads to.
-WALK_RELS = {"next": "next", "prev-archive": "archive"}
+WALK_RELS: dict[str, DocumentKind] = {"next": "next", "prev-archive": "archive"}
 SITE_PAGE_KEY = "page:"
 
 
@@ -346,7 +354,7 @@ def _walk(
         ctx.progress.done()
 
 
-def _walk_links(links: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
+def _walk_links(links: Sequence[Sequence[str]]) -> list[tuple[DocumentKind, str]]:
     return [(WALK_RELS[rel], href) for rel, href in links if rel in WALK_RELS]
 
 
@@ -365,14 +373,14 @@ def _fetch_document(
     schedule: FeedSchedule,
     state: FeedState,
     walk: int | None,
-    kind: str,
+    kind: DocumentKind,
     url: str,
     earlier: dict[str, object] | None,
     seen: set[str],
     known: set[str],
     planned: list[EpisodeWrite],
     report: FeedBackfill,
-) -> list[tuple[str, str]] | None:
+) -> list[tuple[DocumentKind, str]] | None:
     """Fetch, parse and store one archive document; the links to follow, None if it failed."""
     records: list[FetchRecord] = []
     etag = str(earlier["etag"]) if earlier and earlier["etag"] and ctx.writing else None
@@ -464,7 +472,7 @@ def _record(
     walk: int | None,
     url: str,
     *,
-    kind: str,
+    kind: DocumentKind,
     status: str,
     records: list[FetchRecord],
     error: str | None = None,

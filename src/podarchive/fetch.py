@@ -66,7 +66,7 @@ from podarchive.netguard import (
 )
 from podarchive.policy import is_transient_status, parse_retry_after, retry_delays
 from podarchive.settings import Settings
-from podarchive.types import FetchRecord, FetchResult, Redirect
+from podarchive.types import FetchKind, FetchRecord, FetchResult, Redirect
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 FEED_ACCEPT = (
@@ -279,7 +279,7 @@ class Fetcher:
         self,
         url: str,
         *,
-        kind: str = "feed",
+        kind: FetchKind = "feed",
         etag: str | None = None,
         last_modified: str | None = None,
         max_bytes: int | None = None,

@@ -41,6 +41,7 @@ from podarchive.types import (
     FetchRecord,
     FetchResult,
     PageNotes,
+    PageResult,
     PageTask,
     Row,
     SaveStats,
@@ -477,11 +478,11 @@ def _permanent_target(result: FetchResult) -> str | None:
     return target
 
 
-def store_page(archive: Archive, outcome: PageOutcome, now: str) -> str:
+def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
     """Store a page outcome; returns its status (ok, not_modified, empty, failed)."""
     task, result = outcome.task, outcome.result
     if outcome.error is not None:
-        status = "empty" if isinstance(outcome.error, ExtractError) else "failed"
+        status: PageResult = "empty" if isinstance(outcome.error, ExtractError) else "failed"
         records = _blame_last(outcome.records, outcome.error)
         archive.record_page(task, status=status, error=str(outcome.error), now=now, records=records)
         return status
@@ -660,7 +661,7 @@ def _pages_due(archive: Archive, feed_id: int, now: datetime) -> list[PageTask]:
     ]
 
 
-def _count_page(report: FeedReport, status: str, outcome: PageOutcome) -> None:
+def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
     report.pages_pending -= 1
     if status in ("ok", "not_modified"):
         report.pages_ok += 1

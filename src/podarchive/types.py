@@ -10,6 +10,17 @@ from typing import Any, Literal
 
 LinkSource = Literal["feed", "page"]
 Row = dict[str, Any]  # one archive row, column → value
+#: What a request in the fetch log asked for (``fetches.kind``): a feed document (the
+#: subscription, an ``itunes:new-feed-url`` candidate, a backfill archive/paged document)
+#: or a web page (an episode page, a backfill sitemap or site listing).
+FetchKind = Literal["feed", "page"]
+#: An episode page's state in the archive (``episodes.page_status``).
+PageStatus = Literal["pending", "ok", "empty", "failed"]
+#: What storing one page outcome did: a page status, or ``not_modified`` (a 304).
+PageResult = Literal["ok", "not_modified", "empty", "failed"]
+#: A document a backfill walk stores (``backfill_pages.kind``): a ``rel="next"`` page of a
+#: paged feed, an RFC 5005 ``prev-archive`` document, or a site sitemap/listing.
+DocumentKind = Literal["next", "archive", "site"]
 
 
 @dataclass(frozen=True, slots=True)
