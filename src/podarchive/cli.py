@@ -27,11 +27,11 @@ from podarchive.config import (
     load_schedules,
     parse_interval,
 )
+from podarchive.cron import validate_cron
 from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.reparse import reparse as rebuild_from_snapshots
-from podarchive.scheduler import validate_cron
 from podarchive.settings import Settings, settings_from_env
 from podarchive.store import Archive, check_file
 

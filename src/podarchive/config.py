@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from podarchive.cron import validate_cron
 from podarchive.errors import ScheduleError
-from podarchive.scheduler import validate_cron
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from itertools import takewhile
 
-from podarchive.scheduler import next_cron_time
+from podarchive.cron import next_cron_time
 
 MAX_RETRY_AFTER = timedelta(days=2)  # the longest a server's Retry-After may silence us
 MAX_FLOOR = timedelta(days=1)  # the longest a feed's own freshness hints may delay a poll

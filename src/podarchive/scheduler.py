@@ -1,8 +1,4 @@
-"""The only APScheduler user: crontab expressions, and the daemon's scheduler.
-
-APScheduler 3.x numbers weekdays from Monday = 0, while crontab has Sunday = 0 (and 7).
-:func:`cron_trigger` translates a standard five-field crontab expression so that
-``0 9 * * 1`` means Monday 09:00, as it does in cron.
+"""The daemon's scheduler: APScheduler's user, with :mod:`podarchive.cron` (crontab maths).
 
 :class:`Daemon` runs a ``BackgroundScheduler`` (threads, in-memory job store) with one job
 per feed. A job only marks its feed as *wanted*; one runner thread hands the wanted batch
@@ -17,116 +13,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import select
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from podarchive.config import DEFAULT_EVERY, FeedSchedule
+from podarchive.cron import cron_gap, cron_trigger
 from podarchive.errors import ConfigError
 from podarchive.status import iso, write_heartbeat
 
-if TYPE_CHECKING:  # config imports this module (validate_cron)
-    from podarchive.config import FeedSchedule
-
-_DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-_NAME_TO_CRON = {name: i for i, name in enumerate(_DAY_NAMES)}
-_DOW_TERM = re.compile(r"^(\*|[a-z0-9]+(?:-[a-z0-9]+)?)(?:/(\d+))?$")
-
-
-def _day_number(token: str) -> int:
-    if token in _NAME_TO_CRON:
-        return _NAME_TO_CRON[token]
-    if token.isdigit() and 0 <= int(token) <= 7:
-        return int(token) % 7
-    raise ValueError(f"bad day of week {token!r}")
-
-
-def _expand_day_term(term: str) -> set[int]:
-    match = _DOW_TERM.match(term)
-    if not match:
-        raise ValueError(f"bad day of week {term!r}")
-    span, step_text = match.group(1), match.group(2)
-    step = int(step_text) if step_text else 1
-    if step < 1:
-        raise ValueError(f"bad step in day of week {term!r}")
-    if span == "*":
-        first, last = 0, 6
-    elif "-" in span:
-        start, end = span.split("-")
-        first, last = _day_number(start), _day_number(end)
-        if end == "7":
-            last = 7
-        if last < first:
-            raise ValueError(f"bad day-of-week range {term!r}")
-    else:
-        first = last = _day_number(span)
-        if step_text:
-            last = 6
-    return {day % 7 for day in range(first, last + 1, step)}
-
-
-def crontab_day_of_week(field: str) -> str:
-    """Translate a crontab day-of-week field to APScheduler's names (``1-5`` → ``mon,…,fri``)."""
-    field = field.strip().lower()
-    if field in ("*", "?"):
-        return "*"
-    days: set[int] = set()
-    for term in field.split(","):
-        days |= _expand_day_term(term)
-    return ",".join(_DAY_NAMES[d] for d in sorted(days))
-
-
-def cron_trigger(expr: str, tz: timezone = UTC, jitter: float | None = None) -> CronTrigger:
-    """A CronTrigger for a five-field crontab expression. Raises ValueError when it is bad.
-
-    ``jitter`` delays each fire by up to that many seconds (``from_crontab`` has no jitter).
-    """
-    fields = expr.split()
-    if len(fields) != 5:
-        raise ValueError(f"cron needs 5 fields (minute hour day month weekday), got {len(fields)}")
-    minute, hour, day, month, dow = fields
-    try:
-        return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=crontab_day_of_week(dow),
-            timezone=tz,
-            jitter=jitter,
-        )
-    except ValueError as e:
-        raise ValueError(f"bad cron expression {expr!r}: {e}") from e
-
-
-def validate_cron(expr: str) -> None:
-    cron_trigger(expr)
-
-
-def next_cron_time(expr: str, after: datetime) -> datetime | None:
-    """The first time after ``after`` that ``expr`` fires (UTC)."""
-    fire: datetime | None = cron_trigger(expr).get_next_fire_time(None, after)
-    return fire
-
-
-# the daemon -------------------------------------------------------------------------------
-
 log = logging.getLogger("podarchive.daemon")
 MAX_JITTER = timedelta(minutes=5)
-DEFAULT_EVERY = timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,20 +57,14 @@ class CycleResult:
         return text + (" (stopped)" if self.stopped else "")
 
 
-Update = Callable[[Sequence["FeedSchedule"], threading.Event], CycleResult]
-Load = Callable[[], Sequence["FeedSchedule"]]
+Update = Callable[[Sequence[FeedSchedule], threading.Event], CycleResult]
+Load = Callable[[], Sequence[FeedSchedule]]
 Fingerprint = tuple[tuple[str, int, int], ...]
 
 
 def _jitter(gap: timedelta) -> float:
     """As the archive's due-ness: up to 10 % of the interval, at most five minutes."""
     return min(gap * 0.1, MAX_JITTER).total_seconds()
-
-
-def _cron_gap(expr: str, now: datetime) -> timedelta:
-    first = next_cron_time(expr, now)
-    second = next_cron_time(expr, first + timedelta(seconds=1)) if first else None
-    return second - first if first and second else DEFAULT_EVERY
 
 
 def job_spec(feed: FeedSchedule) -> tuple[str, str]:
@@ -175,7 +78,7 @@ def job_trigger(feed: FeedSchedule, now: datetime) -> tuple[BaseTrigger, int]:
     """The trigger for a feed's job and its misfire grace time in seconds (one interval:
     a fire missed by less than that, e.g. over a suspend, still happens, coalesced)."""
     if feed.cron:
-        gap = _cron_gap(feed.cron, now)
+        gap = cron_gap(feed.cron, now) or DEFAULT_EVERY
         return cron_trigger(feed.cron, jitter=_jitter(gap)), max(60, int(gap.total_seconds()))
     every = feed.every or DEFAULT_EVERY
     trigger = IntervalTrigger(seconds=every.total_seconds(), jitter=_jitter(every), timezone=UTC)
