@@ -13,10 +13,11 @@ import pytest
 from conftest import FAST_ENV
 from loopback import LoopbackSite
 
+from podarchive.clock import iso
 from podarchive.config import FeedSchedule
 from podarchive.pipeline import update_feeds
 from podarchive.settings import Settings
-from podarchive.status import daemon_state, heartbeat_path, iso, write_heartbeat
+from podarchive.status import daemon_state, heartbeat_path, write_heartbeat
 from podarchive.store import Archive
 
 SETTINGS = Settings(retries=0, host_gap=0, allow_private_hosts=True)

@@ -37,22 +37,13 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
+from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
 from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
-from podarchive.pipeline import (
-    Clock,
-    PageOutcome,
-    fetch_feed,
-    fetch_page,
-    iso,
-    parse_iso,
-    store_feed,
-    store_page,
-    utcnow,
-)
+from podarchive.pipeline import PageOutcome, fetch_feed, fetch_page, store_feed, store_page
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
 from podarchive.store import Archive

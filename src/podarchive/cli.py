@@ -324,9 +324,10 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
     import threading
     from collections.abc import Sequence
 
+    from podarchive.clock import iso, utcnow
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock
-    from podarchive.pipeline import feed_due_at, iso, utcnow
+    from podarchive.pipeline import feed_due_at
     from podarchive.scheduler import CycleResult
 
     def update(feeds: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
@@ -431,7 +432,7 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
     """
     import json
 
-    from podarchive.pipeline import utcnow
+    from podarchive.clock import utcnow
     from podarchive.status import heartbeat_path, read_heartbeat, render_table
     from podarchive.status import report as status_report
 

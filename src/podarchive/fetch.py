@@ -39,13 +39,14 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
 import certifi
 import httpx
 
 from podarchive import netguard
+from podarchive.clock import iso, now_iso, utcnow
 from podarchive.errors import (
     Abandoned,
     BlockedURL,
@@ -153,8 +154,8 @@ class HostLimiter:
     def check(self, host: str) -> None:
         with self._lock:
             until = self.blocked.get(host)
-        if until is not None and until > datetime.now(UTC):
-            stamp = until.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if until is not None and until > utcnow():
+            stamp = iso(until)
             raise HostBackoff(f"waiting: {host} asked us not to return before {stamp}")
 
     @contextmanager
@@ -197,10 +198,6 @@ class HostLimiter:
 def _tls_context() -> ssl.SSLContext:
     """One verified TLS context per process: building one costs ~18 ms, per client."""
     return ssl.create_default_context(cafile=certifi.where())
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 Exchange = tuple[int, dict[str, str], bytes, int]  # status, lower-cased headers, body, ms
@@ -375,7 +372,7 @@ class Fetcher:
                 if last or not e.transient or not _back_off(delays[attempt]):
                     raise
                 continue
-            retry_after = parse_retry_after(response_headers.get("retry-after"), datetime.now(UTC))
+            retry_after = parse_retry_after(response_headers.get("retry-after"), utcnow())
             if status in (429, 503) and retry_after is not None:
                 self._hosts.block(host, retry_after)
                 return status, response_headers, body, ms
@@ -414,7 +411,7 @@ class Fetcher:
         """One request, logged. Returns status, lower-cased headers, decoded body, ms."""
         if self._abort.is_set():
             raise Abandoned(url=url)
-        started_at, start = _now_iso(), time.monotonic()
+        started_at, start = now_iso(), time.monotonic()
         status: int | None = None
         size = 0
         client = self._clients[hop.trusted]

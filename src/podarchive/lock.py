@@ -16,10 +16,10 @@ import fcntl
 import json
 import os
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from podarchive.clock import now_iso
 from podarchive.errors import ArchiveLocked, StorageError
 
 
@@ -64,7 +64,7 @@ class FileLock:
                         raise ArchiveLocked(self.busy_message()) from None
                     time.sleep(min(poll, left))
             os.ftruncate(fd, 0)
-            info = {"pid": os.getpid(), "since": _now()}
+            info = {"pid": os.getpid(), "since": now_iso()}
             os.write(fd, (json.dumps(info) + "\n").encode())
         except BaseException:
             os.close(fd)
@@ -117,7 +117,3 @@ def archive_lock(db: Path) -> FileLock:
 def daemon_lock(db: Path) -> FileLock:
     """Held by a daemon for its life: one daemon per archive."""
     return FileLock(daemon_lock_path(db), what="another daemon", target=str(db))
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,13 +18,14 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from podarchive import __version__, podcast_ns, policy
+from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
@@ -50,23 +51,8 @@ from podarchive.types import (
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
-Clock = Callable[[], datetime]
 Known = Callable[[int], dict[str, str]]  # feed id → {item hash: episode key}
 PERMANENT = frozenset({301, 308})
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_iso(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 # outcomes -------------------------------------------------------------------------------

@@ -29,10 +29,11 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from podarchive.clock import iso, utcnow
 from podarchive.config import DEFAULT_EVERY, FeedSchedule
 from podarchive.cron import cron_gap, cron_trigger
 from podarchive.errors import ConfigError
-from podarchive.status import iso, write_heartbeat
+from podarchive.status import write_heartbeat
 
 log = logging.getLogger("podarchive.daemon")
 MAX_JITTER = timedelta(minutes=5)
@@ -122,7 +123,7 @@ class Daemon:
         self.heartbeat, self.tick = heartbeat, tick
         self.retry_after_error = retry_after_error
         self.stop = threading.Event()
-        self.started_at = datetime.now(UTC)
+        self.started_at = utcnow()
         self._feeds: dict[str, FeedSchedule] = {}
         self._specs: dict[str, tuple[str, str]] = {}
         self._wanted: set[str] = set()
@@ -219,7 +220,7 @@ class Daemon:
         try:
             feeds = list(self.load())
         except ConfigError as e:
-            self._last_reload = {"at": iso(datetime.now(UTC)), "ok": False, "error": str(e)}
+            self._last_reload = {"at": iso(utcnow()), "ok": False, "error": str(e)}
             log.error(
                 "schedules not reloaded (%s): %s; keeping the last good schedule (%d feeds)",
                 why,
@@ -228,7 +229,7 @@ class Daemon:
             )
             return False
         added, removed, changed = self.apply(feeds)
-        self._last_reload = {"at": iso(datetime.now(UTC)), "ok": True, "error": None}
+        self._last_reload = {"at": iso(utcnow()), "ok": True, "error": None}
         log.info(
             "schedules reloaded (%s): %d feeds; %d added, %d removed, %d changed",
             why,
@@ -242,7 +243,7 @@ class Daemon:
     def apply(self, feeds: Sequence[FeedSchedule]) -> tuple[int, int, int]:
         """Reconcile the jobs with ``feeds`` by diffing: add new, remove gone, reschedule only
         the changed ones; untouched jobs keep their next run time (pitfall #3)."""
-        now = datetime.now(UTC)
+        now = utcnow()
         new = {feed.url: feed for feed in feeds}
         added = removed = changed = 0
         with self._state:
@@ -291,7 +292,7 @@ class Daemon:
         self._work.set()
 
     def _promote_deferred(self) -> None:
-        now = datetime.now(UTC)
+        now = utcnow()
         with self._state:
             ready = [url for url, due in self._deferred.items() if due <= now]
             for url in ready:
@@ -317,7 +318,7 @@ class Daemon:
                 self._cycle(batch)
 
     def _cycle(self, batch: list[FeedSchedule]) -> None:
-        started = datetime.now(UTC)
+        started = utcnow()
         self._activity = f"updating {len(batch)} feed{'s' if len(batch) != 1 else ''}"
         self._beat()
         try:
@@ -341,7 +342,7 @@ class Daemon:
                     for url, due in result.waiting.items():
                         if url in self._feeds:
                             self._deferred[url] = due
-        finished = datetime.now(UTC)
+        finished = utcnow()
         self._last_cycle = {
             "started_at": iso(started),
             "finished_at": iso(finished),
@@ -374,7 +375,7 @@ class Daemon:
     def _beat(self, *, stopped: bool = False) -> None:
         if self.heartbeat is None:
             return
-        now = datetime.now(UTC)
+        now = utcnow()
         with self._state:
             data: dict[str, Any] = {
                 "pid": os.getpid(),

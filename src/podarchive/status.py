@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from podarchive.clock import iso
+
 STATUS_FORMAT = 1
 HEARTBEAT_STALE = timedelta(seconds=60)  # no heartbeat for this long: the daemon is dead
 _ERROR_WIDTH = 48
@@ -30,10 +32,6 @@ _ERROR_WIDTH = 48
 
 def heartbeat_path(db: Path) -> Path:
     return Path(f"{db}.daemon.json")
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: object) -> datetime | None:
