@@ -43,7 +43,15 @@ from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
 from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
-from podarchive.pipeline import PageOutcome, fetch_feed, fetch_page, store_feed, store_page
+from podarchive.pipeline import (
+    PageOutcome,
+    count_page,
+    fetch_feed,
+    fetch_page,
+    get_for,
+    store_feed,
+    store_page,
+)
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
 from podarchive.store import Archive
@@ -282,8 +290,8 @@ def _feed_phase(
             state = known or FeedState(0, schedule.url, None, None, None, 0)
         records: list[FetchRecord] = []
         try:  # a dry run, or an archive without a snapshot of this feed: fetch it plainly
-            result = ctx.fetcher.get(
-                state.current_url, kind="feed", user_agent=schedule.user_agent, log=records
+            result = get_for(
+                ctx.fetcher, schedule, state.current_url, records, kind="feed", trusted=True
             )
         finally:
             report.requests += len(records)
@@ -381,15 +389,8 @@ def _fetch_document(
         else None
     )
     try:
-        result = ctx.fetcher.get(
-            url,
-            kind="feed",
-            etag=etag,
-            last_modified=modified,
-            trusted=False,
-            user_agent=schedule.user_agent,
-            allow_private_hosts=schedule.allow_private_hosts,
-            log=records,
+        result = get_for(
+            ctx.fetcher, schedule, url, records, kind="feed", etag=etag, last_modified=modified
         )
         report.documents_fetched += 1
         if result.not_modified and earlier is not None:
@@ -609,14 +610,7 @@ def _site_document(
         return _split_site_links(stored)
     records: list[FetchRecord] = []
     try:
-        result = ctx.fetcher.get(
-            url,
-            kind="page",
-            trusted=False,
-            user_agent=schedule.user_agent,
-            allow_private_hosts=schedule.allow_private_hosts,
-            log=records,
-        )
+        result = get_for(ctx.fetcher, schedule, url, records, kind="page")
     except Abandoned:
         raise
     except PodarchiveError as e:
@@ -770,13 +764,7 @@ def _store_page(
             title = page_title(outcome.result.body, content_type=outcome.result.content_type)
             if title:
                 archive.set_site_episode_title(outcome.task.episode_id, title)
-    if status in ("ok", "not_modified"):
-        report.pages_ok += 1
-    elif status == "empty":
-        report.pages_empty += 1
-        report.failures.append((outcome.task.url, str(outcome.error)))
-    else:
-        report.pages_failed += 1
+    if count_page(report, status):
         report.failures.append((outcome.task.url, str(outcome.error)))
 
 

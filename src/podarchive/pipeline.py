@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -39,6 +39,7 @@ from podarchive.store import Archive, KnownItems
 from podarchive.types import (
     EpisodeWrite,
     FeedState,
+    FetchKind,
     FetchRecord,
     FetchResult,
     PageNotes,
@@ -160,6 +161,35 @@ def _is_due(
 # worker phases (no archive access) ------------------------------------------------------
 
 
+def get_for(
+    fetcher: Fetcher,
+    schedule: FeedSchedule,
+    url: str,
+    records: list[FetchRecord],
+    *,
+    kind: FetchKind,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    trusted: bool = False,
+) -> FetchResult:
+    """GET ``url`` on behalf of ``schedule``; every request is appended to ``records``.
+
+    The schedule's ``user_agent`` is sent and its ``allow_private_hosts`` lets the URL reach
+    private hosts. The URL is untrusted (taken from feed content: the address guard holds at
+    every hop) unless ``trusted``: the feed's own URL, as configured or moved to.
+    """
+    return fetcher.get(
+        url,
+        kind=kind,
+        etag=etag,
+        last_modified=last_modified,
+        trusted=trusted,
+        user_agent=schedule.user_agent,
+        allow_private_hosts=schedule.allow_private_hosts,
+        log=records,
+    )
+
+
 def fetch_feed(
     fetcher: Fetcher,
     schedule: FeedSchedule,
@@ -175,13 +205,15 @@ def fetch_feed(
     """
     records: list[FetchRecord] = []
     try:
-        result = fetcher.get(
+        result = get_for(
+            fetcher,
+            schedule,
             state.current_url,
+            records,
             kind="feed",
             etag=state.etag,
             last_modified=state.last_modified,
-            user_agent=schedule.user_agent,
-            log=records,
+            trusted=True,
         )
         if result.not_modified:
             return FeedOutcome(schedule, state, records, result)
@@ -262,14 +294,7 @@ def _check_new_feed_url(
     if not proposed or normalize_url(proposed) == normalize_url(state.current_url):
         return None, ()
     try:
-        result = fetcher.get(
-            proposed,
-            kind="feed",
-            trusted=False,
-            user_agent=schedule.user_agent,
-            allow_private_hosts=schedule.allow_private_hosts,
-            log=records,
-        )
+        result = get_for(fetcher, schedule, proposed, records, kind="feed")
         candidate = parse_feed(result.body, result.headers, url=result.final_url)
     except PodarchiveError as e:
         return None, (f"itunes:new-feed-url {proposed} not followed: {e}",)
@@ -284,15 +309,14 @@ def fetch_page(
     """Fetch and extract one episode page. Never raises. ``cpu``: where extraction runs."""
     records: list[FetchRecord] = []
     try:
-        result = fetcher.get(
+        result = get_for(
+            fetcher,
+            schedule,
             task.url,
+            records,
             kind="page",
             etag=task.etag,
             last_modified=task.last_modified,
-            trusted=False,
-            user_agent=schedule.user_agent,
-            allow_private_hosts=schedule.allow_private_hosts,
-            log=records,
         )
         if result.not_modified:
             return PageOutcome(task, records, result)
@@ -647,15 +671,29 @@ def _pages_due(archive: Archive, feed_id: int, now: datetime) -> list[PageTask]:
     ]
 
 
+class PageCounts(Protocol):
+    """A report that tallies episode pages (:class:`FeedReport`, a backfill's report)."""
+
+    pages_ok: int
+    pages_empty: int
+    pages_failed: int
+
+
+def count_page(counts: PageCounts, status: PageResult) -> bool:
+    """Tally one stored page: ok (a 304 too), empty or failed. True for empty or failed."""
+    if status in ("ok", "not_modified"):
+        counts.pages_ok += 1
+        return False
+    if status == "empty":
+        counts.pages_empty += 1
+    else:
+        counts.pages_failed += 1
+    return True
+
+
 def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
     report.pages_pending -= 1
-    if status in ("ok", "not_modified"):
-        report.pages_ok += 1
-    elif status == "empty":
-        report.pages_empty += 1
-        log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
-    else:
-        report.pages_failed += 1
+    if count_page(report, status):
         log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
 
 
