@@ -1,0 +1,282 @@
+"""Episodes from the feed: guarded upserts, revisions, absence marks and links.
+
+Episodes are upserted guarded by a row hash (:func:`row_hash`): an unchanged episode is
+never rewritten, which keeps re-runs cheap and the FTS index from growing. A tracked change
+first keeps the earlier values as a revision; an episode the feed stops listing is marked
+removed or no longer listed (``history.absence``). The FTS sync trigger re-indexes an
+episode's text only on an UPDATE that sets an indexed column (schema 6, issue #7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from podarchive.history import TRACKED, ChurnIndex, absence, changed_fields
+from podarchive.types import EpisodeWrite, Link, Row, SaveStats
+
+from .base import Connection
+from .schema import EPISODE_COLUMNS
+
+REVISION_COLUMNS = (
+    "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
+    "enclosure_length", "notes_html", "notes_text", "page_notes_html", "page_notes_text",
+)  # fmt: skip
+STORED_TRACKED = tuple(dict.fromkeys(c for cols in TRACKED.values() for c in cols))
+# what every save reads for each of the feed's episodes: all of it in idx_episodes_feed_bookkeeping
+BOOKKEEPING_COLUMNS = (
+    "id", "key", "row_hash", "item_hash", "removed_from_feed_at", "unlisted_at", "published",
+)  # fmt: skip
+# read from the rows only for the episodes being rewritten or matched under a new guid
+WIDE_TRACKED = tuple(c for c in STORED_TRACKED if c not in BOOKKEEPING_COLUMNS)
+CHURN_COLUMNS = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # fingerprints need these
+READ_CHUNK = 500  # ids per ``IN (…)``: under SQLite's 999 variables of old builds
+INSERTED_COLUMNS = (
+    "feed_id", "key", *EPISODE_COLUMNS, "page_status", "first_seen_at", "version_seen_at",
+    "row_hash", "item_hash", "unlisted_at", "archive_url",
+)  # fmt: skip
+INSERT_EPISODE = (
+    f"INSERT INTO episodes ({', '.join(INSERTED_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(INSERTED_COLUMNS))})"
+)
+INSERT_LINK = (
+    "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def row_hash(row: Mapping[str, Any], links: Sequence[Link] = ()) -> str:
+    """Stored with each episode and compared on the next run: its value must never change."""
+    payload = _HASH_JSON.encode([sorted(row.items()), [_link_values(li) for li in links]])
+    return hashlib.sha1(payload.encode("utf-8")).hexdigest()
+
+
+_HASH_JSON = json.JSONEncoder(check_circular=False)  # json.dumps's output, a little faster
+
+
+# (position, url, normalized_url, domain, text): json.dumps writes the tuple as a list
+_link_values: Callable[[Link], tuple[Any, ...]] = operator.attrgetter(
+    "position", "url", "normalized_url", "domain", "text"
+)
+
+
+class EpisodesMixin(Connection):
+    """The episode rows of a feed, written inside the caller's transaction."""
+
+    def episode_keys(self, feed_id: int) -> set[str]:
+        return {
+            r[0] for r in self.db.execute("SELECT key FROM episodes WHERE feed_id = ?", [feed_id])
+        }
+
+    def _stored_episodes(self, feed_id: int, *, tracked: bool = True) -> dict[str, Row]:
+        """The feed's episodes by key, in key order; without ``tracked`` only
+        :data:`BOOKKEEPING_COLUMNS`, read from their index (cheap: no episode row is read).
+        """
+        if not tracked:
+            sql = (
+                f"SELECT {', '.join(BOOKKEEPING_COLUMNS)} FROM episodes WHERE feed_id = ? "
+                "ORDER BY key"
+            )
+            return {row[1]: dict(zip(BOOKKEEPING_COLUMNS, row, strict=True))
+                    for row in self.db.conn.execute(sql, [feed_id])}  # fmt: skip
+        light = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # the big one: lazily
+        columns = (*BOOKKEEPING_COLUMNS, *light)
+        rows = self.db.execute(
+            f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ? ORDER BY key", [feed_id]
+        ).fetchall()
+        return {row[1]: dict(zip(columns, row, strict=True)) for row in rows}
+
+    def _read_columns(self, rows: Iterable[Row], columns: Sequence[str]) -> None:
+        """Add ``columns`` of the episode rows to these stored episodes (dicts with an id)."""
+        by_id = {row["id"]: row for row in rows}
+        ids = list(by_id)
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+            for values in self.db.conn.execute(
+                f"SELECT id, {', '.join(columns)} FROM episodes "
+                f"WHERE id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ):
+                by_id[values[0]].update(zip(columns, values[1:], strict=True))
+
+    def _upsert_episodes(
+        self,
+        feed_id: int,
+        episodes: Sequence[EpisodeWrite],
+        now: str,
+        *,
+        complete: bool,
+        mark_absent: bool,
+        also_listed: Collection[str] = (),
+    ) -> SaveStats:
+        """The feed's episodes are read from their bookkeeping index; the wide tracked columns
+        only of the episodes that are rewritten or may be one under a new guid (issue #7).
+        """
+        stored = self._stored_episodes(feed_id, tracked=False)
+        listed = {e.key for e in episodes}
+        skipped = [k for k in dict.fromkeys(also_listed) if k not in listed and k in stored]
+        listed.update(skipped)
+        unlisted = {k: v for k, v in stored.items() if k not in listed}
+        digests = [row_hash(e.row, e.links) for e in episodes]
+        rewritten = {
+            e.key: stored[e.key]
+            for e, digest in zip(episodes, digests, strict=True)
+            if e.key in stored and stored[e.key]["row_hash"] != digest
+        }
+        self._read_columns(rewritten.values(), WIDE_TRACKED)
+        churn: ChurnIndex | None = None  # over the unlisted episodes, once a key is new
+        new = changed = 0
+        unchanged = len(skipped)
+        for episode, digest in zip(episodes, digests, strict=True):
+            previous = stored.get(episode.key)
+            if previous is None and unlisted:
+                if churn is None:
+                    self._read_columns(unlisted.values(), CHURN_COLUMNS)
+                    churn = ChurnIndex(unlisted)
+                if (churned := churn.find(episode.row)) is not None:
+                    churn.discard(churned)
+                    previous = unlisted.pop(churned)
+                    stored.pop(churned)
+                    self.db.execute(
+                        "UPDATE episodes SET key = ? WHERE id = ?", [episode.key, previous["id"]]
+                    )
+            if previous is None:
+                episode_id = self._insert_episode(feed_id, episode, digest, now)
+                new += 1
+            elif previous["row_hash"] == digest:
+                unchanged += 1
+                self._renew_item_hash(previous, episode.item_hash)
+                continue
+            else:
+                episode_id = self._rewrite_episode(episode, digest, now, previous)
+                changed += 1
+            self._add_links(episode_id, "feed", episode.links)
+        if mark_absent:
+            dates = [e.row.get("published") for e in episodes]
+            dates.extend(stored[k]["published"] for k in skipped)
+            self._mark_absent(unlisted, dates, now, complete)
+        self._clear_absence(stored, listed)
+        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+
+    def _insert_episode(
+        self,
+        feed_id: int,
+        episode: EpisodeWrite,
+        digest: str,
+        now: str,
+        *,
+        unlisted_at: str | None = None,
+        archive_url: str | None = None,
+    ) -> int:
+        """A new episode, without its links."""
+        row = episode.row
+        cursor = self.db.conn.execute(
+            INSERT_EPISODE,
+            [feed_id, episode.key, *(row.get(c) for c in EPISODE_COLUMNS),
+             "pending" if row.get("page_url") else None, now, now, digest, episode.item_hash,
+             unlisted_at, archive_url],
+        )  # fmt: skip
+        episode_id = cursor.lastrowid
+        assert episode_id is not None
+        return episode_id
+
+    def _renew_item_hash(self, previous: Row, item_hash: str | None) -> None:
+        """An unchanged episode's raw item may still differ (another context, a migration)."""
+        if item_hash is not None and previous["item_hash"] != item_hash:
+            self.db.execute(
+                "UPDATE episodes SET item_hash = ? WHERE id = ?", [item_hash, previous["id"]]
+            )
+
+    def _rewrite_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> int:
+        """Rewrite a changed episode and drop its current feed links (the caller adds the new)."""
+        self._update_episode(episode, digest, now, previous)
+        self._drop_links(previous["id"], "feed")
+        return int(previous["id"])
+
+    def _update_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> None:
+        """Rewrite a changed episode; tracked changes first keep the earlier values."""
+        values = {c: episode.row.get(c) for c in EPISODE_COLUMNS}
+        if "notes_html" not in previous:
+            previous = {
+                **previous,
+                "notes_html": self.db.execute(
+                    "SELECT notes_html FROM episodes WHERE id = ?", [previous["id"]]
+                ).fetchone()[0],
+            }
+        changed = changed_fields(previous, values)
+        if changed:
+            self._add_revision(previous["id"], "feed", changed, now)
+        assignments = ", ".join(f"{c} = :{c}" for c in EPISODE_COLUMNS)
+        # A changed episode gets its page looked at again (conditionally, when we have
+        # validators); a page URL that changed starts from scratch.
+        self.db.execute(
+            f"UPDATE episodes SET {assignments}, row_hash = :hash, item_hash = :item_hash, "
+            "version_seen_at = CASE WHEN :renew THEN :now ELSE version_seen_at END, "
+            "page_status = CASE WHEN :page_url IS NULL THEN NULL ELSE 'pending' END, "
+            "page_etag = CASE WHEN page_url IS :page_url THEN page_etag END, "
+            "page_last_modified = CASE WHEN page_url IS :page_url THEN page_last_modified END "
+            "WHERE id = :id",
+            {**values, "hash": digest, "id": previous["id"], "now": now, "renew": bool(changed),
+             "item_hash": episode.item_hash},
+        )  # fmt: skip
+
+    def _add_revision(self, episode_id: int, source: str, changed: Sequence[str], now: str) -> None:
+        """Keep the episode's current tracked values (and its links of ``source``) as a revision."""
+        seen_from = "page_version_seen_at" if source == "page" else "version_seen_at"
+        cursor = self.db.execute(
+            f"INSERT INTO episode_revisions (episode_id, source, seen_from, seen_until, changed, "
+            f"{', '.join(REVISION_COLUMNS)}) SELECT id, ?, {seen_from}, ?, ?, "
+            f"{', '.join(REVISION_COLUMNS)} FROM episodes WHERE id = ?",
+            [source, now, ",".join(changed), episode_id],
+        )
+        self.db.execute(
+            "UPDATE links SET revision_id = ? WHERE episode_id = ? AND source = ? "
+            "AND revision_id IS NULL",
+            [cursor.lastrowid, episode_id, source],
+        )
+
+    def _mark_absent(
+        self, absent: Mapping[str, Row], dates: Sequence[str | None], now: str, complete: bool
+    ) -> None:
+        for row in absent.values():
+            if row["removed_from_feed_at"] or row["unlisted_at"]:
+                continue
+            if row["key"].startswith("page:"):
+                continue  # found on the site (backfill --site), never listed by the feed
+            column = (
+                "removed_from_feed_at"
+                if absence(row["published"], dates, complete) == "removed"
+                else "unlisted_at"
+            )
+            self.db.execute(f"UPDATE episodes SET {column} = ? WHERE id = ?", [now, row["id"]])
+
+    def _clear_absence(self, stored: Mapping[str, Row], listed: set[str]) -> None:
+        for key, row in stored.items():
+            if key in listed and (row["removed_from_feed_at"] or row["unlisted_at"]):
+                self.db.execute(
+                    "UPDATE episodes SET removed_from_feed_at = NULL, unlisted_at = NULL "
+                    "WHERE id = ?",
+                    [row["id"]],
+                )
+
+    # links --------------------------------------------------------------------------------
+
+    def _replace_links(self, episode_id: int, source: str, links: Sequence[Link]) -> None:
+        """Replace the current links of ``source`` (those of earlier revisions stay)."""
+        self._drop_links(episode_id, source)
+        self._add_links(episode_id, source, links)
+
+    def _drop_links(self, episode_id: int, source: str) -> None:
+        self.db.execute(
+            "DELETE FROM links WHERE episode_id = ? AND source = ? AND revision_id IS NULL",
+            [episode_id, source],
+        )
+
+    def _add_links(self, episode_id: int, source: str, links: Sequence[Link]) -> None:
+        """One executemany per episode: measured faster than one for the whole feed."""
+        self.db.conn.executemany(
+            INSERT_LINK, [(episode_id, source, *_link_values(link)) for link in links]
+        )

@@ -1,0 +1,313 @@
+"""The archive's tables as each schema version left them, and the numbered migrations.
+
+Every change to the schema is a migration appended to :data:`MIGRATIONS`; the schema
+version (``PRAGMA user_version``) is how many have run. A migration uses only frozen
+column lists (``V1_…``, or the literal columns it adds): the live lists
+(:data:`EPISODE_COLUMNS`, :data:`FEED_META_COLUMNS`) are derived from them, so a fresh
+archive (every migration in order) and a migrated one end with the same tables.
+
+A new episode field from the feed: append it to :data:`EPISODE_COLUMNS`, add a migration
+that adds the column, and test that migration on an archive of the previous version
+(``tests/test_schema_recipe.py`` proves the recipe on a scratch copy of this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlite_utils
+
+V1_FEED_META_COLUMNS = (
+    "title",
+    "link",
+    "description",
+    "author",
+    "owner_name",
+    "owner_email",
+    "image",
+    "language",
+    "categories",
+    "explicit",
+    "type",
+    "podcast_guid",
+    "locked",
+    "funding",
+    "new_feed_url",
+    "updated",
+)  # fmt: skip  -- frozen: migration 1 creates exactly these
+V1_EPISODE_COLUMNS = (
+    "guid",
+    "title",
+    "published",
+    "updated",
+    "duration",
+    "season",
+    "number",
+    "episode_type",
+    "explicit",
+    "link",
+    "summary",
+    "notes_html",
+    "notes_text",
+    "image",
+    "enclosure_url",
+    "enclosure_type",
+    "enclosure_length",
+    "transcripts",
+    "chapters",
+    "persons",
+    "page_url",
+)  # fmt: skip  -- frozen: migration 1 creates exactly these
+# The live lists, what the feed writes today: frozen v1 + the columns later migrations add.
+FEED_META_COLUMNS = (*V1_FEED_META_COLUMNS, "ttl", "update_period", "update_frequency")  # v2
+EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS,)  # a new feed field: append here, add a migration
+
+
+def _create_v1(db: sqlite_utils.Database) -> None:
+    db.table("feeds").create(
+        {
+            "id": int, "url": str, "name": str,
+            **dict.fromkeys(V1_FEED_META_COLUMNS, str),
+            "explicit": int, "locked": int,
+            "etag": str, "last_modified": str, "content_hash": str,
+            "last_fetched_at": str, "last_success_at": str, "last_status": int,
+            "last_error": str, "error_count": int, "first_seen_at": str,
+        },
+        pk="id",
+        not_null={"url"},
+        defaults={"error_count": 0},
+    )  # fmt: skip
+    db.table("feeds").create_index(["url"], unique=True)
+    db.table("episodes").create(
+        {
+            "id": int, "feed_id": int, "key": str,
+            **dict.fromkeys(V1_EPISODE_COLUMNS, str),
+            "duration": int, "season": int, "number": int, "explicit": int,
+            "enclosure_length": int,
+            "page_status": str, "page_error": str, "page_extractor": str,
+            "page_notes_html": str, "page_notes_text": str, "page_fetched_at": str,
+            "page_attempts": int, "page_etag": str, "page_last_modified": str,
+            "first_seen_at": str, "row_hash": str,
+        },
+        pk="id",
+        not_null={"feed_id", "key"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+        defaults={"page_attempts": 0},
+    )  # fmt: skip
+    db.table("episodes").create_index(["feed_id", "key"], unique=True)
+    db.table("episodes").create_index(["published"])
+    db.table("episodes").create_index(["page_status"])
+    db.table("links").create(
+        {
+            "id": int, "episode_id": int, "source": str, "position": int,
+            "url": str, "normalized_url": str, "domain": str, "text": str,
+        },
+        pk="id",
+        not_null={"episode_id", "source", "position", "url"},
+        foreign_keys=[("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("links").create_index(["episode_id", "source", "position"], unique=True)
+    db.table("links").create_index(["domain"])
+    db.table("links").create_index(["normalized_url"])
+    db.table("fetches").create(
+        {
+            "id": int, "feed_id": int, "episode_id": int, "kind": str, "url": str,
+            "started_at": str, "ms": int, "status": int, "bytes": int, "error": str,
+        },
+        pk="id",
+        not_null={"kind", "url", "started_at"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("fetches").create_index(["feed_id", "started_at"])
+    db.table("fetches").create_index(["episode_id"])
+    db.table("episodes").enable_fts(
+        ["title", "summary", "notes_text", "page_notes_text"],
+        fts_version="FTS5",
+        create_triggers=True,
+        tokenize="porter",
+    )
+
+
+def _polite_fetching_v2(db: sqlite_utils.Database) -> None:
+    """Issue #3: due times, back-off, Retry-After per host, permanent moves, 410 Gone."""
+    feeds = db.table("feeds")
+    for name, kind in (
+        ("fetch_url", str), ("gone_at", str), ("not_before", str), ("next_due_at", str),
+        ("last_error_at", str), ("warnings", str),
+        ("ttl", int), ("update_period", str), ("update_frequency", int),
+    ):  # fmt: skip
+        feeds.add_column(name, kind)
+    db.table("hosts").create(
+        {"host": str, "not_before": str, "reason": str, "updated_at": str}, pk="host"
+    )
+    db.table("feed_redirects").create(
+        {"id": int, "feed_id": int, "status": int, "target": str, "seen_at": str},
+        pk="id",
+        not_null={"feed_id", "target", "seen_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("feed_redirects").create_index(["feed_id", "seen_at"])
+    db.table("feed_moves").create(
+        {"id": int, "feed_id": int, "old_url": str, "new_url": str, "reason": str, "moved_at": str},
+        pk="id",
+        not_null={"feed_id", "new_url", "moved_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("feed_moves").create_index(["feed_id"])
+
+
+def _history_v3(db: sqlite_utils.Database) -> None:
+    """Issue #4: revisions of episodes and feeds, removed episodes, raw feed snapshots."""
+    episodes = db.table("episodes")
+    for name in ("removed_from_feed_at", "unlisted_at", "version_seen_at", "page_version_seen_at"):
+        episodes.add_column(name, str)
+    db.execute("UPDATE episodes SET version_seen_at = first_seen_at")
+    db.execute("UPDATE episodes SET page_version_seen_at = page_fetched_at")
+    db.table("feeds").add_column("meta_seen_at", str)
+    db.execute("UPDATE feeds SET meta_seen_at = first_seen_at WHERE title IS NOT NULL")
+    db.table("episode_revisions").create(
+        {
+            "id": int, "episode_id": int, "source": str, "seen_from": str, "seen_until": str,
+            "changed": str, "guid": str, "title": str, "published": str, "duration": int,
+            "enclosure_url": str, "enclosure_type": str, "enclosure_length": int,
+            "notes_html": str, "notes_text": str, "page_notes_html": str, "page_notes_text": str,
+        },
+        pk="id",
+        not_null={"episode_id", "source", "seen_until"},
+        foreign_keys=[("episode_id", "episodes", "id")],
+    )  # fmt: skip
+    db.table("episode_revisions").create_index(["episode_id", "seen_until"])
+    db.table("episode_revisions").create_index(["seen_until"])
+    db.table("feed_revisions").create(
+        {
+            "id": int, "feed_id": int, "seen_from": str, "seen_until": str, "changed": str,
+            "title": str, "author": str, "image": str, "description": str,
+        },
+        pk="id",
+        not_null={"feed_id", "seen_until"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )  # fmt: skip
+    db.table("feed_revisions").create_index(["feed_id", "seen_until"])
+    db.table("links").add_column("revision_id", int, fk="episode_revisions", fk_col="id")
+    db.execute("DROP INDEX IF EXISTS idx_links_episode_id_source_position")
+    db.execute(
+        "CREATE UNIQUE INDEX idx_links_current ON links (episode_id, source, position) "
+        "WHERE revision_id IS NULL"
+    )
+    db.table("links").create_index(["revision_id"])
+    db.table("snapshots").create(
+        {
+            "id": int, "feed_id": int, "hash": str, "first_fetched_at": str, "url": str,
+            "content_type": str, "size": int, "body": bytes,
+        },
+        pk="id",
+        not_null={"feed_id", "hash", "first_fetched_at", "body"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )  # fmt: skip
+    db.table("snapshots").create_index(["hash"], unique=True)
+    db.table("feed_bodies").create(
+        {"id": int, "feed_id": int, "snapshot_id": int, "seen_at": str},
+        pk="id",
+        not_null={"feed_id", "snapshot_id", "seen_at"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("snapshot_id", "snapshots", "id")],
+    )
+    db.table("feed_bodies").create_index(["feed_id", "seen_at"])
+
+
+def _backfill_v4(db: sqlite_utils.Database) -> None:
+    """Issue #6: archive pages (paged feeds, RFC 5005 archives), episodes found on the site."""
+    db.table("feed_bodies").add_column("kind", str, not_null_default="feed")
+    episodes = db.table("episodes")
+    episodes.add_column("found_on_site_at", str)
+    episodes.add_column("archive_url", str)
+    db.table("backfill_walks").create(
+        {"id": int, "feed_id": int, "started_at": str, "finished_at": str},
+        pk="id",
+        not_null={"feed_id", "started_at"},
+        foreign_keys=[("feed_id", "feeds", "id")],
+    )
+    db.table("backfill_walks").create_index(["feed_id"])
+    db.table("backfill_pages").create(
+        {
+            "id": int, "feed_id": int, "url": str, "kind": str, "walk_id": int,
+            "fetched_at": str, "status": str, "error": str, "since": str, "etag": str,
+            "last_modified": str, "links": str, "episode_keys": str, "episodes": int,
+        },
+        pk="id",
+        not_null={"feed_id", "url", "kind", "walk_id", "fetched_at", "status"},
+        foreign_keys=[("feed_id", "feeds", "id"), ("walk_id", "backfill_walks", "id")],
+    )  # fmt: skip
+    db.table("backfill_pages").create_index(["feed_id", "url"], unique=True)
+
+
+def _item_hashes_v5(db: sqlite_utils.Database) -> None:
+    """Issue #7: per-episode raw item hashes; snapshots that share an earlier one's items."""
+    db.table("episodes").add_column("item_hash", str)
+    snapshots = db.table("snapshots")
+    for name, kind in (
+        ("items_hash", str), ("items_from", int), ("items_to", int), ("items_cut", int),
+        ("depth", int),
+    ):  # fmt: skip
+        snapshots.add_column(name, kind)
+    snapshots.add_column("base_id", int, fk="snapshots", fk_col="id")
+    snapshots.create_index(["items_hash"])
+
+
+# sqlite-utils' update trigger (enable_fts, create_triggers=True) fires on an UPDATE of any
+# column and re-indexes the episode's whole text; this one, under the same name (so
+# sqlite-utils and Datasette still see their FTS setup), only when an indexed column is set.
+FTS_UPDATE_TRIGGER = """\
+CREATE TRIGGER "episodes_au" AFTER UPDATE OF "title", "summary", "notes_text", "page_notes_text" ON "episodes" BEGIN
+  INSERT INTO "episodes_fts" ("episodes_fts", rowid, "title", "summary", "notes_text", "page_notes_text") VALUES('delete', old.rowid, old."title", old."summary", old."notes_text", old."page_notes_text");
+  INSERT INTO "episodes_fts" (rowid, "title", "summary", "notes_text", "page_notes_text") VALUES (new.rowid, new."title", new."summary", new."notes_text", new."page_notes_text");
+END"""  # noqa: E501  -- sqlite-utils' body, kept byte for byte
+
+
+def _fts_text_updates_v6(db: sqlite_utils.Database) -> None:
+    """Issue #7: bookkeeping updates (page status, item hash, marks, keys) skip the FTS index.
+
+    Only the update trigger changes; the index itself is not touched. An archive without the
+    trigger (its FTS setup removed by hand) is left as it is.
+    """
+    if db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'episodes_au'"
+    ).fetchone():
+        db.execute('DROP TRIGGER "episodes_au"')
+        db.execute(FTS_UPDATE_TRIGGER)
+
+
+# The per-feed reads of every changed poll, answered from an index instead of the wide rows
+# (notes come before the bookkeeping columns, so reading those follows overflow pages).
+# Frozen: migration 7 creates exactly these. ``id`` is the rowid, in every index entry.
+BOOKKEEPING_INDEX = (
+    "CREATE INDEX idx_episodes_feed_bookkeeping ON episodes "
+    "(feed_id, key, row_hash, item_hash, removed_from_feed_at, unlisted_at, published)"
+)  # KnownItems; Archive._stored_episodes
+PAGES_DUE = "page_url IS NOT NULL AND page_status IN ('pending', 'failed', 'empty')"
+PAGES_DUE_INDEX = (
+    "CREATE INDEX idx_episodes_feed_pages_due ON episodes (feed_id, id, page_url, page_etag, "
+    f"page_last_modified, page_status, page_attempts, page_fetched_at) WHERE {PAGES_DUE}"
+)  # Archive.pages_to_fetch; partial: only the episodes whose page is still to fetch
+
+
+def _covering_indexes_v7(db: sqlite_utils.Database) -> None:
+    """Issue #7: a changed poll reads its feed's keys, hashes, marks and due pages from indexes.
+
+    The partial index holds only the episodes whose page is due (a query uses it only when
+    its WHERE clause repeats :data:`PAGES_DUE` word for word, literals and all).
+    """
+    db.execute(BOOKKEEPING_INDEX)
+    db.execute(PAGES_DUE_INDEX)
+
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: tuple[Migration, ...] = (
+    _create_v1,
+    _polite_fetching_v2,
+    _history_v3,
+    _backfill_v4,
+    _item_hashes_v5,
+    _fts_text_updates_v6,
+    _covering_indexes_v7,
+)  # MIGRATIONS[n - 1] brings n - 1 → n
+SCHEMA_VERSION = len(MIGRATIONS)
