@@ -1,0 +1,94 @@
+"""Page furniture for the generic extractor to remove: navigation, headers, footers, sidebars.
+
+Furniture is a boilerplate tag, an ARIA landmark that is never the notes, or an element whose
+class or id names furniture ("site-nav", "sidebar", "share-buttons", …).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+
+from bs4.element import Tag
+
+from podarchive.extract.soup import attr, child_tags, collapse, tags
+
+#: Page furniture the generic extractor removes before it looks for the notes.
+BOILERPLATE_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form"}
+    | {"iframe", "svg", "button", "select", "textarea", "dialog"}
+)
+#: ARIA landmarks that are never the notes.
+BOILERPLATE_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog"}
+)
+#: A word of a class or id (split on "-", "_") that marks page furniture.
+BOILERPLATE_WORD_RE = re.compile(
+    r"\w*nav|navigation|\w*menu|sidebar|comments?|share|sharing|sharedaddy|social|footer"
+    r"|cookies?|consent|gdpr|breadcrumbs?|crumbs|related|pagination|pager|prevnext|popup"
+    r"|modal|newsletter|subscribe|widgets?|skip"
+)
+#: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
+STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
+#: Never removed as boilerplate, whatever their class says.
+PROTECTED_TAGS = frozenset({"html", "body", "article", "main"})
+
+
+def remove_boilerplate(body: Tag) -> None:
+    """Extract page furniture: boilerplate tags, ARIA landmarks and class/id-marked elements.
+
+    An element that contains an ``<article>`` or ``<main>`` is never removed for its class or
+    role, and a ``<form>`` holding most of the page (ASP.NET style) is kept.
+    """
+    protected = functools.cache(lambda: _landmark_ancestors(body))  # only if a tag asks
+    doomed: list[Tag] = []
+    stack = child_tags(body)[::-1]
+    while stack:
+        tag = stack.pop()
+        if _is_boilerplate(tag, protected):
+            doomed.append(tag)
+        else:
+            stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
+    forms = [tag for tag in doomed if tag.name == "form"]
+    if forms:
+        half_page = len(collapse(body.get_text())) / 2
+        doomed = [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
+    for tag in doomed:
+        tag.extract()
+
+
+def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
+    """Whether to remove ``tag``; ``protected()``: the ids of landmark ancestors."""
+    if tag.name in BOILERPLATE_TAGS:
+        return tag.name != "form" or id(tag) not in protected()
+    if tag.name in PROTECTED_TAGS or not _is_marked_boilerplate(tag):
+        return False
+    return id(tag) not in protected()
+
+
+def _is_marked_boilerplate(tag: Tag) -> bool:
+    """Whether the role, a class or the id of ``tag`` names page furniture."""
+    attrs = tag.attrs
+    if "role" not in attrs and "class" not in attrs and "id" not in attrs:
+        return False
+    return attr(tag, "role").strip().lower() in BOILERPLATE_ROLES or any(
+        BOILERPLATE_WORD_RE.fullmatch(word) for word in _class_and_id_words(tag)
+    )
+
+
+def _landmark_ancestors(root: Tag) -> set[int]:
+    """The ids of every element that has an ``<article>`` or ``<main>`` inside it."""
+    ancestors: set[int] = set()
+    for landmark in tags(root, "article", "main"):
+        for parent in landmark.parents:
+            if id(parent) in ancestors:
+                break
+            ancestors.add(id(parent))
+    return ancestors
+
+
+def _class_and_id_words(tag: Tag) -> Iterator[str]:
+    for token in (attr(tag, "class") + " " + attr(tag, "id")).lower().split():
+        if not token.startswith(STATE_CLASS_PREFIXES):
+            yield from filter(None, re.split(r"[-_]+", token))

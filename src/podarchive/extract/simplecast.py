@@ -1,0 +1,135 @@
+"""The Simplecast extractor: show notes from Next.js ``__NEXT_DATA__``, else "Show notes".
+
+It applies on ``*.simplecast.com``, on pages that embed the Simplecast player and on any page
+with Next.js data, whose ``props.pageProps.episode`` may hold the notes as HTML
+(``long_description``, else ``description``). Without them, the element after a "Show notes"
+heading (or ``.episode-description``) is the notes, on Simplecast pages only.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bs4 import BeautifulSoup
+from bs4.element import Tag
+from bs4.filter import SoupStrainer
+
+from podarchive.extract.decode import valid
+from podarchive.extract.links import base_of, extract_links, links_in
+from podarchive.extract.markup import inner_html
+from podarchive.extract.page import Page
+from podarchive.extract.soup import classes, collapse, parse, tags
+from podarchive.extract.text import INVISIBLE_TAGS, html_to_text, text_of
+from podarchive.types import PageNotes
+from podarchive.urls import domain_of
+
+NAME = "simplecast"
+HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+_NEXT_DATA_ID = "__NEXT_DATA__"
+_SIMPLECAST_HOST = "simplecast.com"
+_SIMPLECAST_PLAYER = "player.simplecast.com"
+_SHOW_NOTES_HEADINGS = frozenset({"show notes", "shownotes", "episode notes"})
+_NOTES_FIELDS = ("long_description", "description")
+
+
+def applies(text: str, url: str) -> bool:
+    """Whether the page is on Simplecast, embeds its player or carries Next.js data."""
+    return _on_simplecast(text, url) or _NEXT_DATA_ID in text
+
+
+def notes(page: Page) -> PageNotes | None:
+    """The JSON's notes (from a scripts-only parse when they are there), else the section's."""
+    text = page.text
+    if _NEXT_DATA_ID in text and '"episode"' in text:  # worth a scripts-only parse first
+        found = _next_data_notes(text, page.url)
+        if found is not None:
+            return found
+    episode = _next_data_episode(page.soup)
+    if episode is None and not _on_simplecast(text, page.url):
+        return None
+    return _simplecast_notes(page.soup, episode, page.base_url)
+
+
+def _on_simplecast(text: str, url: str) -> bool:
+    """Whether the page is on simplecast.com or embeds its player (else only its JSON tells)."""
+    host = domain_of(url)
+    on_simplecast = host == _SIMPLECAST_HOST or host.endswith("." + _SIMPLECAST_HOST)
+    return on_simplecast or _SIMPLECAST_PLAYER in text
+
+
+def _next_data_notes(text: str, url: str) -> PageNotes | None:
+    """The notes in a page's ``__NEXT_DATA__`` JSON, parsing only its scripts and ``<base>``.
+
+    lxml reads the whole page either way, so these elements come out as in a full parse; None
+    sends the page down the full path (no JSON notes, or notes without text).
+    """
+    soup = parse(text, SoupStrainer(["base", "script"]), huge_tree=True)
+    episode = None if soup is None else _next_data_episode(soup)
+    if soup is None or episode is None:
+        return None
+    notes_html = _first_text_field(episode, *_NOTES_FIELDS)
+    if notes_html is None:
+        return None
+    return _notes_from_fragment(notes_html, base_of(soup, url))
+
+
+def _simplecast_notes(
+    soup: BeautifulSoup, episode: dict[str, object] | None, base_url: str | None
+) -> PageNotes | None:
+    """Notes from the ``__NEXT_DATA__`` ``episode``, else the "Show notes" section, else None."""
+    if episode is not None:
+        notes_html = _first_text_field(episode, *_NOTES_FIELDS)
+        if notes_html is not None:
+            return _notes_from_fragment(notes_html, base_url)
+    section = _show_notes_section(soup)
+    if section is None:
+        return None
+    for tag in list(tags(section, *INVISIBLE_TAGS)):
+        tag.extract()
+    text = text_of(section)
+    if not text:
+        return None
+    html = inner_html(section).strip()
+    return PageNotes(html, text, links_in(section, base_url), NAME)
+
+
+def _next_data_episode(soup: BeautifulSoup) -> dict[str, object] | None:
+    """``props.pageProps.episode`` of the Next.js data script, if it is an object."""
+    script = next((tag for tag in tags(soup, "script") if tag.get("id") == _NEXT_DATA_ID), None)
+    if script is None:
+        return None
+    try:
+        data = json.loads(script.get_text())
+    except (ValueError, RecursionError):  # malformed or absurdly nested JSON
+        return None
+    for key in ("props", "pageProps", "episode"):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data if isinstance(data, dict) else None
+
+
+def _first_text_field(record: dict[str, object], *keys: str) -> str | None:
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return valid(value.strip())  # JSON's "\ud800" is a lone surrogate
+    return None
+
+
+def _notes_from_fragment(notes_html: str, base_url: str | None) -> PageNotes | None:
+    text = html_to_text(notes_html)
+    if not text:
+        return None
+    return PageNotes(notes_html, text, extract_links(notes_html, base_url), NAME)
+
+
+def _show_notes_section(soup: BeautifulSoup) -> Tag | None:
+    """The element after a "Show notes" heading, else ``.episode-description``."""
+    for heading in tags(soup, *HEADING_TAGS):
+        if collapse(heading.get_text()).rstrip(":").casefold() in _SHOW_NOTES_HEADINGS:
+            following = heading.find_next_sibling()
+            if isinstance(following, Tag):
+                return following
+    return next((tag for tag in tags(soup) if "episode-description" in classes(tag)), None)
