@@ -62,6 +62,8 @@ from podarchive.types import (
     FetchRecord,
     FetchResult,
     PageTask,
+    ParsedFeed,
+    Row,
     Snapshot,
 )
 from podarchive.urls import normalize_url
@@ -168,6 +170,19 @@ class _Context:
         return iso(self.clock())
 
 
+@dataclass(slots=True)
+class _Walk:
+    """One feed's walk: what its phases read and add to, in place of loose accumulators."""
+
+    schedule: FeedSchedule
+    state: FeedState
+    id: int | None  # the walk's row in backfill_walks; None in a dry run without one
+    report: FeedBackfill
+    seen: set[str]  # episode keys listed by the feed and the documents walked so far
+    known: set[str] = field(default_factory=set)  # keys the archive has (set by the walk)
+    planned: list[EpisodeWrite] = field(default_factory=list)  # dry run: new episodes
+
+
 def backfill(
     archive: Archive | None,
     schedules: Iterable[FeedSchedule],
@@ -220,33 +235,29 @@ def _backfill_feed(ctx: _Context, schedule: FeedSchedule) -> FeedBackfill:
         state, body = _feed_phase(ctx, schedule, report)
         if body is None or ctx.stop.is_set():
             return report
-        walk = None
+        walk_id = None
         if ctx.writing and ctx.archive is not None:
-            walk = ctx.archive.open_walk(state.id) or ctx.archive.start_walk(state.id, ctx.now())
+            walk_id = ctx.archive.open_walk(state.id) or ctx.archive.start_walk(state.id, ctx.now())
         elif ctx.archive is not None:
-            walk = ctx.archive.open_walk(state.id)
-        result = body
-        parsed = parse_feed(result.body, result.headers, url=result.final_url)
-        writes, _ = episode_writes(parsed, result.final_url)
+            walk_id = ctx.archive.open_walk(state.id)
+        parsed = parse_feed(body.body, body.headers, url=body.final_url)
+        writes, _ = episode_writes(parsed, body.final_url)
         report.feed_episodes = len(writes)
-        seen = {w.key for w in writes}
-        planned: list[EpisodeWrite] = []  # dry run: new episodes the walk would store
+        walk = _Walk(schedule, state, walk_id, report, seen={w.key for w in writes})
         complete = True
         if not ctx.options.pages_only:
-            complete = _walk(
-                ctx, schedule, state, walk, parsed.channel.links, seen, planned, report
-            )
+            complete = _walk(ctx, walk, parsed.channel.links)
         if ctx.options.site and not ctx.stop.is_set():
             site = parsed.channel.link
             if site:
-                complete &= _site_phase(ctx, schedule, state, walk, site, planned, report)
+                complete &= _site_phase(ctx, walk, site)
             else:
                 report.failures.append((schedule.url, "--site: the feed names no web site"))
         if not ctx.stop.is_set():
-            _pages_phase(ctx, schedule, state, planned, report)
-        if complete and walk is not None and ctx.writing and not ctx.stop.is_set():
+            _pages_phase(ctx, walk)
+        if complete and walk_id is not None and ctx.writing and not ctx.stop.is_set():
             assert ctx.archive is not None
-            ctx.archive.finish_walk(walk, ctx.now())
+            ctx.archive.finish_walk(walk_id, ctx.now())
     except Abandoned:
         pass  # a stop: nothing half-done was stored
     except StorageError:
@@ -304,20 +315,12 @@ def _feed_phase(
 # archive and paged documents ----------------------------------------------------------
 
 
-def _walk(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    walk: int | None,
-    links: Sequence[tuple[str, str]],
-    seen: set[str],
-    planned: list[EpisodeWrite],
-    report: FeedBackfill,
-) -> bool:
+def _walk(ctx: _Context, walk: _Walk, links: Sequence[tuple[str, str]]) -> bool:
     """Follow next / prev-archive links breadth first. True when the walk reached its ends."""
+    state, report = walk.state, walk.report
     queue = _walk_links(links)
     visited = {normalize_url(state.current_url)}
-    known = ctx.archive.episode_keys(state.id) if ctx.archive is not None else set()
+    walk.known = ctx.archive.episode_keys(state.id) if ctx.archive is not None else set()
     complete = True
     count = 0
     ctx.progress.start(report.label, "archive pages", None)
@@ -334,15 +337,13 @@ def _walk(
                 return False
             count += 1
             earlier = ctx.archive.backfill_page(state.id, url) if ctx.archive is not None else None
-            if earlier is not None and _done(earlier, walk, ctx.options.since):
+            if earlier is not None and _done(earlier, walk.id, ctx.options.since):
                 report.documents_done_before += 1
-                seen.update(earlier["episode_keys"])
+                walk.seen.update(earlier["episode_keys"])
                 queue.extend(_walk_links(earlier["links"]))
                 ctx.progress.advance()
                 continue
-            followed = _fetch_document(
-                ctx, schedule, state, walk, kind, url, earlier, seen, known, planned, report
-            )
+            followed = _fetch_document(ctx, walk, kind, url, earlier)
             ctx.progress.advance()
             if followed is None:
                 complete = False
@@ -357,28 +358,20 @@ def _walk_links(links: Sequence[Sequence[str]]) -> list[tuple[DocumentKind, str]
     return [(WALK_RELS[rel], href) for rel, href in links if rel in WALK_RELS]
 
 
-def _done(earlier: dict[str, object], walk: int | None, since: str | None) -> bool:
+def _done(earlier: Row, walk_id: int | None, since: str | None) -> bool:
     """Whether a document stored before need not be fetched again."""
-    if earlier["status"] == "ok":
-        return earlier["kind"] == "archive" or earlier["walk_id"] == walk
-    if earlier["status"] == "partial" and earlier["walk_id"] == walk:
+    status: str = earlier["status"]
+    same_walk: bool = earlier["walk_id"] == walk_id
+    if status == "ok":
+        return earlier["kind"] == "archive" or same_walk
+    if status == "partial" and same_walk:
         stored_since = earlier["since"]
         return since is not None and isinstance(stored_since, str) and since >= stored_since
     return False
 
 
 def _fetch_document(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    walk: int | None,
-    kind: DocumentKind,
-    url: str,
-    earlier: dict[str, object] | None,
-    seen: set[str],
-    known: set[str],
-    planned: list[EpisodeWrite],
-    report: FeedBackfill,
+    ctx: _Context, walk: _Walk, kind: DocumentKind, url: str, earlier: Row | None
 ) -> list[tuple[DocumentKind, str]] | None:
     """Fetch, parse and store one archive document; the links to follow, None if it failed."""
     records: list[FetchRecord] = []
@@ -390,48 +383,50 @@ def _fetch_document(
     )
     try:
         result = get_for(
-            ctx.fetcher, schedule, url, records, kind="feed", etag=etag, last_modified=modified
+            ctx.fetcher, walk.schedule, url, records, kind="feed", etag=etag, last_modified=modified
         )
-        report.documents_fetched += 1
+        walk.report.documents_fetched += 1
         if result.not_modified and earlier is not None:
-            links = [(str(r), str(h)) for r, h in earlier["links"]]  # type: ignore[attr-defined]
-            keys = [str(k) for k in earlier["episode_keys"]]  # type: ignore[attr-defined]
-            _record(
-                ctx,
-                state,
-                walk,
-                url,
-                kind=kind,
-                status="ok",
-                records=records,
-                links=links,
-                keys=keys,
-            )
-            seen.update(keys)
+            links = [(str(r), str(h)) for r, h in earlier["links"]]
+            keys = [str(k) for k in earlier["episode_keys"]]
+            _record(ctx, walk, url, kind=kind, status="ok", records=records, links=links, keys=keys)
+            walk.seen.update(keys)
             return _walk_links(links)
         parsed = parse_feed(result.body, result.headers, url=result.final_url)
     except Abandoned:
         raise
     except PodarchiveError as e:
-        report.requests += len(records)
-        report.failures.append((url, str(e)))
-        _record(ctx, state, walk, url, kind=kind, status="failed", records=records, error=str(e))
+        walk.report.requests += len(records)
+        walk.report.failures.append((url, str(e)))
+        _record(ctx, walk, url, kind=kind, status="failed", records=records, error=str(e))
         return None
-    report.requests += len(records)
+    walk.report.requests += len(records)
+    return _store_document(ctx, walk, kind, url, result, parsed, records)
+
+
+def _store_document(
+    ctx: _Context,
+    walk: _Walk,
+    kind: DocumentKind,
+    url: str,
+    result: FetchResult,
+    parsed: ParsedFeed,
+    records: list[FetchRecord],
+) -> list[tuple[DocumentKind, str]]:
+    """Store a fetched document's episodes on or after --since (a dry run plans the new ones)."""
     writes, _ = episode_writes(parsed, result.final_url)
     since = ctx.options.since
     kept = [w for w in writes if _on_or_after(w.row.get("published"), since)]
     links = list(parsed.channel.links)
     keys = [w.key for w in kept]
     status = "ok" if len(kept) == len(writes) else "partial"
-    fresh = frozenset(seen)
-    new = [w for w in kept if w.key not in fresh and w.key not in known]
+    fresh = frozenset(walk.seen)
     if ctx.writing:
         assert ctx.archive is not None
-        assert walk is not None
+        assert walk.id is not None
         stats = ctx.archive.record_backfill_page(
-            state.id,
-            walk,
+            walk.state.id,
+            walk.id,
             url,
             kind=kind,
             status=status,
@@ -446,12 +441,13 @@ def _fetch_document(
             seen=fresh,
             snapshot=Snapshot(result.body, result.final_url, result.content_type),
         )
-        report.archive_new += stats.new
+        walk.report.archive_new += stats.new
     else:
-        planned.extend(new)
-        report.archive_new += len(new)
-    known.update(keys)
-    seen.update(keys)
+        new = [w for w in kept if w.key not in fresh and w.key not in walk.known]
+        walk.planned.extend(new)
+        walk.report.archive_new += len(new)
+    walk.known.update(keys)
+    walk.seen.update(keys)
     dated = [str(w.row["published"]) for w in writes if w.row.get("published")]
     if since is not None and dated and min(dated) < since:
         return []  # it reaches back past --since: everything further back is older still
@@ -460,8 +456,7 @@ def _fetch_document(
 
 def _record(
     ctx: _Context,
-    state: FeedState,
-    walk: int | None,
+    walk: _Walk,
     url: str,
     *,
     kind: DocumentKind,
@@ -471,10 +466,10 @@ def _record(
     links: Sequence[tuple[str, str]] = (),
     keys: Sequence[str] = (),
 ) -> None:
-    if ctx.writing and ctx.archive is not None and walk is not None:
+    if ctx.writing and ctx.archive is not None and walk.id is not None:
         ctx.archive.record_backfill_page(
-            state.id,
-            walk,
+            walk.state.id,
+            walk.id,
             url,
             kind=kind,
             status=status,
@@ -493,19 +488,12 @@ def _on_or_after(published: object, since: str | None) -> bool:
 # the podcast's web site -----------------------------------------------------------------
 
 
-def _site_phase(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    walk: int | None,
-    site: str,
-    planned: list[EpisodeWrite],
-    report: FeedBackfill,
-) -> bool:
+def _site_phase(ctx: _Context, walk: _Walk, site: str) -> bool:
     """Find episode pages on the site; add those the feed lacks. True when nothing failed."""
+    state, report, planned = walk.state, walk.report, walk.planned
     ctx.progress.start(report.label, "site", None)
     try:
-        found, complete = _discover(ctx, schedule, state, walk, site, report)
+        found, complete = _discover(ctx, walk, site)
     finally:
         ctx.progress.done()
     index: dict[str, int] = {}
@@ -534,28 +522,21 @@ def _site_phase(
     return complete
 
 
-def _discover(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    walk: int | None,
-    site: str,
-    report: FeedBackfill,
-) -> tuple[list[str], bool]:
+def _discover(ctx: _Context, walk: _Walk, site: str) -> tuple[list[str], bool]:
     """Episode page URLs from the site's sitemap.xml, else from its episode listing."""
     parts = urlsplit(site)
     origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
     prefix = _episodes_path(parts.path)
     found: dict[str, None] = {}
     complete = True
-    sitemap = _site_document(ctx, schedule, state, walk, origin + "/sitemap.xml", report)
+    sitemap = _site_document(ctx, walk, origin + "/sitemap.xml")
     if sitemap is not None:
         documents, children = sitemap
         queue = list(children)
         entries = list(documents)
         fetched = 0
         while queue and fetched < ctx.options.max_documents and not ctx.stop.is_set():
-            child = _site_document(ctx, schedule, state, walk, queue.pop(0), report)
+            child = _site_document(ctx, walk, queue.pop(0))
             fetched += 1
             if child is None:
                 complete = False
@@ -575,7 +556,7 @@ def _discover(
         if normalize_url(url) in visited:
             continue
         visited.add(normalize_url(url))
-        links = _site_document(ctx, schedule, state, walk, url, report, listing=True)
+        links = _site_document(ctx, walk, url, listing=True)
         if links is None:
             complete = False
             continue
@@ -587,37 +568,31 @@ def _discover(
 
 
 def _site_document(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    walk: int | None,
-    url: str,
-    report: FeedBackfill,
-    *,
-    listing: bool = False,
+    ctx: _Context, walk: _Walk, url: str, *, listing: bool = False
 ) -> tuple[list[tuple[str, str | None]], list[str]] | None:
     """A sitemap (entries, child sitemaps) or listing page (episode links, next pages).
 
     Stored as a ``site`` document of the walk, so a resumed backfill does not fetch it
     again. None when it cannot be had (a missing sitemap is no failure: the listing is tried).
     """
+    state, report = walk.state, walk.report
     earlier = (
         ctx.archive.backfill_page(state.id, url) if ctx.archive is not None and state.id else None
     )
-    if earlier is not None and earlier["status"] == "ok" and earlier["walk_id"] == walk:
+    if earlier is not None and earlier["status"] == "ok" and earlier["walk_id"] == walk.id:
         stored = [(str(r), str(h)) for r, h in earlier["links"]]
         ctx.progress.advance()
         return _split_site_links(stored)
     records: list[FetchRecord] = []
     try:
-        result = get_for(ctx.fetcher, schedule, url, records, kind="page")
+        result = get_for(ctx.fetcher, walk.schedule, url, records, kind="page")
     except Abandoned:
         raise
     except PodarchiveError as e:
         report.requests += len(records)
         if listing:
             report.failures.append((url, str(e)))
-        _record(ctx, state, walk, url, kind="site", status="failed", records=records, error=str(e))
+        _record(ctx, walk, url, kind="site", status="failed", records=records, error=str(e))
         return None
     finally:
         ctx.progress.advance()
@@ -638,7 +613,7 @@ def _site_document(
         links = [("sitemap", c) for c in children] + [
             (f"page {m or ''}".strip(), u) for u, m in pages
         ]
-    _record(ctx, state, walk, url, kind="site", status="ok", records=records, links=links)
+    _record(ctx, walk, url, kind="site", status="ok", records=records, links=links)
     return _split_site_links(links)
 
 
@@ -674,13 +649,8 @@ def _is_episode_url(url: str, netloc: str, prefix: str) -> bool:
 # episode pages --------------------------------------------------------------------------
 
 
-def _pages_phase(
-    ctx: _Context,
-    schedule: FeedSchedule,
-    state: FeedState,
-    planned: Sequence[EpisodeWrite],
-    report: FeedBackfill,
-) -> None:
+def _pages_phase(ctx: _Context, walk: _Walk) -> None:
+    schedule, state, report = walk.schedule, walk.state, walk.report
     tasks: list[tuple[PageTask, str]] = []
     if ctx.archive is not None and state.id:
         tasks = ctx.archive.backfill_page_tasks(state.id, ctx.options.since)
@@ -688,7 +658,7 @@ def _pages_phase(
         tasks = [t for t in tasks if t[1].startswith(SITE_PAGE_KEY)]
     if not ctx.writing:
         urls = [t.url for t, _ in tasks]
-        urls += [str(p.row["page_url"]) for p in planned if p.row.get("page_url")]
+        urls += [str(p.row["page_url"]) for p in walk.planned if p.row.get("page_url")]
         urls = [u for u in dict.fromkeys(urls)]
         allowed = _take(ctx, len(urls))
         report.would_fetch = urls[:allowed]
