@@ -99,10 +99,10 @@ def test_v6_archive_migrates_to_v7_keeping_every_row(tmp_path: Path) -> None:
     assert not set(NEW_INDEXES) & {name for _, name in schema_before}
 
     with Archive(path) as archive:
-        assert archive.schema_version == SCHEMA_VERSION == 7
+        assert archive.schema_version == SCHEMA_VERSION
 
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone() == (7,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     assert every_row(conn) == rows_before  # FTS shadow tables too
     schema_after = schema(conn)
     added = {name: sql for (kind, name), sql in schema_after.items() if kind == "index"}
@@ -289,7 +289,7 @@ def test_fresh_and_migrated_archives_end_with_the_same_indexes(
 ) -> None:
     path = copy(tmp_path, fixture)
     with Archive(path) as migrated, Archive(tmp_path / "fresh.db") as fresh:
-        assert migrated.schema_version == fresh.schema_version == SCHEMA_VERSION == 7
+        assert migrated.schema_version == fresh.schema_version == SCHEMA_VERSION
         indexes = "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name"
         got = migrated.db.execute(indexes).fetchall()
         assert got == fresh.db.execute(indexes).fetchall()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+import podarchive.store
 from podarchive.errors import NotAnArchive, SchemaTooNew, StorageError
-from podarchive.store import SCHEMA_VERSION, Archive
+from podarchive.store import SCHEMA_VERSION, Archive, base
 from podarchive.types import EpisodeWrite, FetchRecord, Link
 
 NOW = "2026-12-02T12:00:00Z"
@@ -109,6 +112,59 @@ def test_sqlite_errors_become_storage_errors(tmp_path: Path) -> None:
             archive.host_blocks(NOW)
         with pytest.raises(StorageError, match="no such table: hosts"):
             archive.save_host_blocks({"h.example": LATER}, NOW)
+
+
+def test_every_public_member_of_the_facade_is_translated() -> None:
+    """Mixins included: the wrappers sit on the facade, for what every mixin defines."""
+    wrapper = base._translated(len).__code__
+    public = [name for name in dir(Archive) if not name.startswith("_")]
+    for name in public:
+        member = inspect.getattr_static(Archive, name)
+        if isinstance(member, property):
+            member = member.fget
+        member = getattr(member, "__func__", member)  # a classmethod's function
+        assert getattr(member, "__code__", None) is wrapper, name
+        assert name in vars(Archive), name
+    owners = {c for c in Archive.__mro__ for name in public if name in vars(c)} - {Archive}
+    assert {c.__name__ for c in owners} >= {
+        "Connection", "FeedsMixin", "EpisodesMixin", "SnapshotsMixin", "FeedHistoryMixin",
+        "BackfillMixin", "PagesMixin", "FetchLogMixin", "StatusMixin",
+    }  # fmt: skip
+
+
+def test_a_closed_connection_is_a_storage_error_from_every_mixin(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "a.db")
+    archive.db.conn.close()
+    calls = {
+        "schema_version": lambda: archive.schema_version,
+        "feed_state": lambda: archive.feed_state("https://ex.example/feed"),
+        "episode_keys": lambda: archive.episode_keys(1),
+        "pages_to_fetch": lambda: archive.pages_to_fetch(1),
+        "page_index": lambda: archive.page_index(1),
+        "export_history": lambda: archive.export_history(1),
+        "feed_observations": lambda: archive.feed_observations(1),
+        "count": lambda: archive.count("feeds"),
+        "log_fetches": lambda: archive.log_fetches([]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(StorageError, match="closed database"):
+            call()
+        assert name in vars(Archive)
+
+
+def test_the_store_imports_no_higher_layer() -> None:
+    """podarchive.store may import errors, types, history and clock, never fetch/pipeline/cli."""
+    allowed = {"podarchive.errors", "podarchive.types", "podarchive.history", "podarchive.clock"}
+    for path in Path(podarchive.store.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            inside = [n for n in names if n.split(".")[0] == "podarchive"]
+            assert set(inside) <= allowed, (path.name, inside)
 
 
 def test_identical_save_changes_nothing(tmp_path: Path) -> None:
