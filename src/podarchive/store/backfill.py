@@ -18,6 +18,23 @@ from .fetch_log import FetchLogMixin
 from .schema import PAGES_DUE
 from .snapshots import SnapshotsMixin
 
+# a failed document keeps its earlier links and keys (``:failed``)
+UPSERT_BACKFILL_PAGE = (
+    "INSERT INTO backfill_pages (feed_id, url, kind, walk_id, fetched_at, status, "
+    "error, since, etag, last_modified, links, episode_keys, episodes) VALUES "
+    "(:feed_id, :url, :kind, :walk, :now, :status, :error, :since, :etag, :lm, "
+    ":links, :keys, :n) ON CONFLICT(feed_id, url) DO UPDATE SET "
+    "kind = excluded.kind, walk_id = excluded.walk_id, "
+    "fetched_at = excluded.fetched_at, status = excluded.status, "
+    "error = excluded.error, since = excluded.since, "
+    "etag = coalesce(excluded.etag, etag), "
+    "last_modified = coalesce(excluded.last_modified, last_modified), "
+    "links = CASE WHEN :failed THEN links ELSE excluded.links END, "
+    "episode_keys = CASE WHEN :failed THEN episode_keys "
+    "ELSE excluded.episode_keys END, "
+    "episodes = CASE WHEN :failed THEN episodes ELSE excluded.episodes END"
+)
+
 
 class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
     """What ``podarchive backfill`` reads and records."""
@@ -103,19 +120,7 @@ class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
                 )
             failed = status == "failed"
             self.db.execute(
-                "INSERT INTO backfill_pages (feed_id, url, kind, walk_id, fetched_at, status, "
-                "error, since, etag, last_modified, links, episode_keys, episodes) VALUES "
-                "(:feed_id, :url, :kind, :walk, :now, :status, :error, :since, :etag, :lm, "
-                ":links, :keys, :n) ON CONFLICT(feed_id, url) DO UPDATE SET "
-                "kind = excluded.kind, walk_id = excluded.walk_id, "
-                "fetched_at = excluded.fetched_at, status = excluded.status, "
-                "error = excluded.error, since = excluded.since, "
-                "etag = coalesce(excluded.etag, etag), "
-                "last_modified = coalesce(excluded.last_modified, last_modified), "
-                "links = CASE WHEN :failed THEN links ELSE excluded.links END, "
-                "episode_keys = CASE WHEN :failed THEN episode_keys "
-                "ELSE excluded.episode_keys END, "
-                "episodes = CASE WHEN :failed THEN episodes ELSE excluded.episodes END",
+                UPSERT_BACKFILL_PAGE,
                 {"feed_id": feed_id, "url": url, "kind": kind, "walk": walk_id, "now": now,
                  "status": status, "error": error, "since": since, "etag": etag,
                  "lm": last_modified, "links": json.dumps([list(x) for x in links]),
