@@ -309,24 +309,59 @@ def test_external_entity_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert scanned.items[0].guid == "i&xxe;"
 
 
-def test_parse_feed_does_no_network_or_file_io(monkeypatch: pytest.MonkeyPatch) -> None:
-    def forbidden(*_: Any, **__: Any) -> None:
-        raise AssertionError("parse_feed attempted I/O")
+class AttemptedIO(BaseException):
+    """The I/O guard's stop: not an Exception, so parse_feed's catch-all cannot swallow it."""
 
-    monkeypatch.setattr(socket, "socket", forbidden)
-    monkeypatch.setattr(socket, "create_connection", forbidden)
-    monkeypatch.setattr(parse_module.feedparser.http, "get", forbidden)
-    monkeypatch.setattr(builtins, "open", forbidden)
-    # a body that is also a valid URL / path: feedparser must treat it as data
+
+@pytest.fixture
+def io_attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every network or file call attempted while the test runs (each also stops the caller)."""
+    attempts: list[str] = []
+
+    def forbidden(name: str) -> Any:
+        def guard(*args: Any, **_: Any) -> None:
+            attempts.append(f"{name}{args!r}")
+            raise AttemptedIO(name)
+
+        return guard
+
+    monkeypatch.setattr(socket, "socket", forbidden("socket.socket"))
+    monkeypatch.setattr(socket, "create_connection", forbidden("socket.create_connection"))
+    monkeypatch.setattr(parse_module.feedparser.http, "get", forbidden("feedparser.http.get"))
+    monkeypatch.setattr(builtins, "open", forbidden("open"))
+    return attempts
+
+
+def parse_url_like_bodies() -> None:
+    """parse_feed over bodies that are also a valid URL or path: feedparser must take them as data."""
     for body in (
         b"https://example.com/feed.xml",
         b"/etc/passwd",
         (GOLDEN / "rss_full.xml").read_bytes(),
     ):
-        with contextlib.suppress(ParseError):
+        with contextlib.suppress(ParseError, AttemptedIO):  # the attempts list tells
             parse_feed(
                 body, headers={"Content-Type": "application/rss+xml"}, url="https://example.com/f"
             )
+
+
+def test_parse_feed_does_no_network_or_file_io(io_attempts: list[str]) -> None:
+    parse_url_like_bodies()
+    assert io_attempts == []
+
+
+def test_the_io_guard_sees_a_file_read(
+    io_attempts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_parse = parse_module.feedparser.parse
+
+    def reads_a_file(*args: Any, **kwargs: Any) -> Any:
+        with open("/etc/hostname", "rb"):  # what a feedparser that opened its input would do
+            return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(parse_module.feedparser, "parse", reads_a_file)
+    parse_url_like_bodies()
+    assert io_attempts == ["open('/etc/hostname', 'rb')"] * 3
 
 
 # --- feedparser quirks worked around ---------------------------------------------------
