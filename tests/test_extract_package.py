@@ -109,7 +109,7 @@ def test_importing_extract_loads_no_storage_network_or_cli_library() -> None:
     )
     loaded = set(json.loads(result.stdout))
     assert "bs4" in loaded
-    assert loaded.isdisjoint({"sqlite_utils", "sqlite3", "httpx", "apscheduler", "click"})
+    assert loaded.isdisjoint({"sqlite_utils", "sqlite3", "httpx", "apscheduler", "click", "rich"})
 
 
 def test_only_the_extract_package_imports_bs4() -> None:
