@@ -68,15 +68,27 @@ def page_html(n: int) -> bytes:
 
 
 class Served:
-    """Slow replies that count a request as served only if the client is still there."""
+    """Slow replies that count a request as served only if the client is still there.
 
-    def __init__(self, delay: float = 0.0) -> None:
+    With ``hold``, episode pages beyond the first ``hold_after`` wait for it to be set.
+    """
+
+    def __init__(
+        self, delay: float = 0.0, hold: threading.Event | None = None, hold_after: int = 0
+    ) -> None:
         self.delay = delay
         self.served: Counter[str] = Counter()
         self.lock = threading.Lock()
+        self.hold, self.hold_after = hold, hold_after
+
+    def pages_served(self) -> int:
+        with self.lock:
+            return sum(1 for p in self.served if "/site/episodes/" in p)
 
     def route(self, site: LoopbackSite, path: str, body: bytes, content_type: str) -> None:
         def handler(h: BaseHTTPRequestHandler) -> None:
+            if self.hold and "/site/episodes/" in path and self.pages_served() >= self.hold_after:
+                self.hold.wait(30)
             if self.delay:
                 time.sleep(self.delay)
                 if _client_gone(h.connection):
@@ -480,7 +492,8 @@ def test_cli_summary(site: LoopbackSite, tmp_path: Path) -> None:
 
 
 def _interrupt_then_resume(site: LoopbackSite, tmp_path: Path, how: signal.Signals) -> Counter[str]:
-    served = Served(delay=0.1)
+    hold = threading.Event()  # pages after the 4th wait until the signal is sent
+    served = Served(delay=0.1, hold=hold, hold_after=4)
     urls = serve_show(site, served)
     path = tmp_path / "a.db"
     args = [
@@ -497,13 +510,16 @@ def _interrupt_then_resume(site: LoopbackSite, tmp_path: Path, how: signal.Signa
     proc = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
     )
-    deadline = time.monotonic() + 30
-    while sum(1 for p in served.served if "/site/episodes/" in p) < 4:  # mid-way through the pages
-        assert time.monotonic() < deadline
-        assert proc.poll() is None
-        time.sleep(0.01)
-    time.sleep(0.05)
-    proc.send_signal(how)
+    try:
+        deadline = time.monotonic() + 60
+        while served.pages_served() < 4:  # mid-way through the pages
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.01)
+        time.sleep(0.05)
+        proc.send_signal(how)
+    finally:
+        hold.set()
     out, err = proc.communicate(timeout=30)
     if how == signal.SIGINT:
         assert proc.returncode == 130, err

@@ -25,11 +25,18 @@ FEED = (
 )
 
 
-def slow_feed(site: LoopbackSite, delay: float) -> str:
-    """A feed that answers after ``delay`` seconds (so its run holds the lock that long)."""
+GATE_TIMEOUT = 25.0  # under the client's 30 s read timeout: a forgotten gate fails, not hangs
+
+
+def gated_feed(site: LoopbackSite, gate: threading.Event, answered: list[float]) -> str:
+    """A feed that answers once ``gate`` is set, so its run holds the lock until then.
+
+    The time of each answer is appended to ``answered`` (the order of events, server side).
+    """
 
     def handler(request: BaseHTTPRequestHandler) -> None:
-        time.sleep(delay)
+        gate.wait(GATE_TIMEOUT)
+        answered.append(time.monotonic())
         request.send_response(200)
         request.send_header("Content-Type", "application/rss+xml")
         request.send_header("Content-Length", str(len(FEED)))
@@ -94,11 +101,17 @@ def test_second_holder_is_refused_with_the_holders_pid(tmp_path: Path) -> None:
 def test_acquire_waits_for_the_holder(tmp_path: Path) -> None:
     db = tmp_path / "a.db"
     first = archive_lock(db).acquire()
-    threading.Timer(0.3, first.release).start()
-    start = time.monotonic()
-    with archive_lock(db).acquire(wait=5):
-        waited = time.monotonic() - start
-    assert 0.2 < waited < 3
+    released: list[float] = []
+
+    def release() -> None:
+        released.append(time.monotonic())
+        first.release()
+
+    threading.Timer(0.3, release).start()
+    with archive_lock(db).acquire(wait=30):
+        acquired = time.monotonic()
+    assert released, "acquired while the holder still held the lock"
+    assert acquired - released[0] < 10  # noticed the release soon (a wide bound: load)
 
 
 def test_acquire_gives_up_after_wait(tmp_path: Path) -> None:
@@ -107,7 +120,7 @@ def test_acquire_gives_up_after_wait(tmp_path: Path) -> None:
         start = time.monotonic()
         with pytest.raises(ArchiveLocked):
             archive_lock(db).acquire(wait=0.3)
-        assert 0.25 < time.monotonic() - start < 2
+        assert 0.3 <= time.monotonic() - start < 10  # at least the wait; wide: load
 
 
 def test_lock_in_a_missing_directory_is_a_storage_error(tmp_path: Path) -> None:
@@ -119,13 +132,18 @@ def test_lock_in_a_missing_directory_is_a_storage_error(tmp_path: Path) -> None:
 
 
 def test_two_concurrent_runs_exactly_one_updates(tmp_path: Path, site: LoopbackSite) -> None:
-    url = slow_feed(site, 1.5)
+    gate, answered = threading.Event(), list[float]()
+    url = gated_feed(site, gate, answered)
     first = start_run(url, "--db", "a.db", cwd=tmp_path)
-    wait_for(lambda: site.hits("/slow.xml") == 1)  # the first run holds the lock now
-    start = time.monotonic()
-    second = start_run(url, "--db", "a.db", cwd=tmp_path)
-    out, err = second.communicate(timeout=30)
-    assert time.monotonic() - start < 1.4  # did not wait for the first
+    try:
+        wait_for(lambda: site.hits("/slow.xml") == 1)  # the first run holds the lock now
+        second = start_run(url, "--db", "a.db", cwd=tmp_path)
+        out, err = second.communicate(timeout=GATE_TIMEOUT - 5)
+        # the second ended while the first still held the lock: it did not wait for it
+        assert first.poll() is None
+        assert answered == []
+    finally:
+        gate.set()
     assert second.returncode == 0
     assert out == ""
     (line,) = err.splitlines()
@@ -137,11 +155,15 @@ def test_two_concurrent_runs_exactly_one_updates(tmp_path: Path, site: LoopbackS
 
 
 def test_a_killed_runs_lock_does_not_block_the_next(tmp_path: Path, site: LoopbackSite) -> None:
-    url = slow_feed(site, 1.0)
+    gate, answered = threading.Event(), list[float]()
+    url = gated_feed(site, gate, answered)
     victim = start_run(url, "--db", "a.db", cwd=tmp_path)
-    wait_for(lambda: site.hits("/slow.xml") == 1)
-    victim.send_signal(signal.SIGKILL)
-    victim.communicate(timeout=10)
+    try:
+        wait_for(lambda: site.hits("/slow.xml") == 1)  # it holds the lock, waiting for us
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate(timeout=10)
+    finally:
+        gate.set()
     assert victim.returncode == -signal.SIGKILL
     assert archive_lock_path(tmp_path / "a.db").read_text()  # the dead holder's note is left
     after = start_run(url, "--db", "a.db", cwd=tmp_path)
@@ -151,25 +173,37 @@ def test_a_killed_runs_lock_does_not_block_the_next(tmp_path: Path, site: Loopba
 
 
 def test_wait_queues_behind_the_holder_then_runs(tmp_path: Path, site: LoopbackSite) -> None:
-    url = slow_feed(site, 1.0)
+    gate, answered = threading.Event(), list[float]()
+    url = gated_feed(site, gate, answered)
     first = start_run(url, "--db", "a.db", cwd=tmp_path)
-    wait_for(lambda: site.hits("/slow.xml") == 1)
-    second = start_run(url, "--db", "a.db", "--wait", "20", cwd=tmp_path)
-    out, err = second.communicate(timeout=30)
+    try:
+        wait_for(lambda: site.hits("/slow.xml") == 1)
+        second = start_run(url, "--db", "a.db", "--wait", "60", cwd=tmp_path)
+        time.sleep(1.0)  # let it reach the lock (if it is slower, it queues all the same)
+        assert site.hits("/slow.xml") == 1  # it has not fetched: it waits behind the first
+        assert second.poll() is None
+    finally:
+        gate.set()
+    out, err = second.communicate(timeout=60)
     assert (second.returncode, out, err) == (0, "", "")
     assert finish(first) == 0
     assert site.hits("/slow.xml") == 2  # both updated, one after the other
 
 
 def test_wait_gives_up_and_skips(tmp_path: Path, site: LoopbackSite) -> None:
-    url = slow_feed(site, 2.0)
+    gate, answered = threading.Event(), list[float]()
+    url = gated_feed(site, gate, answered)
     first = start_run(url, "--db", "a.db", cwd=tmp_path)
-    wait_for(lambda: site.hits("/slow.xml") == 1)
-    start = time.monotonic()
-    second = start_run(url, "--db", "a.db", "--wait", "0.5", cwd=tmp_path)
-    _, err = second.communicate(timeout=30)
+    try:
+        wait_for(lambda: site.hits("/slow.xml") == 1)
+        start = time.monotonic()
+        second = start_run(url, "--db", "a.db", "--wait", "0.5", cwd=tmp_path)
+        _, err = second.communicate(timeout=GATE_TIMEOUT - 5)
+        assert first.poll() is None  # the first held the lock all along
+    finally:
+        gate.set()
     assert second.returncode == 0
-    assert time.monotonic() - start >= 0.5
+    assert time.monotonic() - start >= 0.5  # a lower bound: a loaded machine only adds to it
     assert err.endswith("holds a.db; skipping\n")
     assert finish(first) == 0
     assert site.hits("/slow.xml") == 1

@@ -16,9 +16,9 @@ from podarchive.settings import Settings
 from podarchive.store import Archive
 
 SETTINGS = Settings(
-    connect_timeout=2,
-    read_timeout=2,
-    deadline=10,
+    connect_timeout=10,
+    read_timeout=10,
+    deadline=60,
     allow_private_hosts=True,
     host_gap=0,
     retry_base=0.01,
@@ -324,11 +324,13 @@ def test_stop_abandons_what_is_in_flight_and_keeps_what_is_done(
     import time
     from http.server import BaseHTTPRequestHandler
 
+    released = threading.Event()
+
     def stall(h: BaseHTTPRequestHandler) -> None:
         h.send_response(200)
         h.send_header("Content-Length", "1000")
         h.end_headers()
-        time.sleep(5)
+        released.wait(60)  # stalls until the run has returned
 
     site.handle("/stall.xml", stall)
     stop = threading.Event()
@@ -341,19 +343,38 @@ def test_stop_abandons_what_is_in_flight_and_keeps_what_is_done(
                 update_feeds(
                     archive,
                     [FeedSchedule(url=site.url("/stall.xml")), FeedSchedule(url=pytorch_feed)],
-                    settings=SETTINGS.replace(read_timeout=30, deadline=60),
+                    settings=SETTINGS.replace(read_timeout=60, deadline=120),
                     stop=stop,
                 )
             )
 
+    def pytorch_done() -> bool:  # its 9 episodes stored, no page pending
+        if not db.exists():
+            return False
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:
+            (stored, pending), *_ = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE page_status = 'pending') FROM episodes"
+            )
+        except sqlite3.OperationalError:  # the schema is not there yet
+            return False
+        finally:
+            conn.close()
+        return bool(stored == 9 and pending == 0)
+
     thread = threading.Thread(target=work)
     thread.start()
-    time.sleep(1.0)  # the PyTorch feed and its pages are done by now; the stall is not
-    started = time.monotonic()
-    stop.set()
-    thread.join(timeout=10)
-    assert not thread.is_alive()
-    assert time.monotonic() - started < 3
+    try:
+        deadline = time.monotonic() + 60
+        while not pytorch_done():  # the PyTorch feed and its pages are done; the stall is not
+            assert time.monotonic() < deadline, "the PyTorch feed was not stored"
+            time.sleep(0.05)
+        stop.set()
+        thread.join(timeout=30)
+        assert not thread.is_alive()  # it returned while the stalled feed still stalled
+    finally:
+        stop.set()
+        released.set()
     (report,) = result
     assert report.stopped
     assert rows(db, "SELECT count(*) FROM episodes") == [(9,)]
