@@ -20,6 +20,7 @@ from typing import Any, Self, TypeVar
 
 import sqlite_utils
 
+from podarchive.clock import iso, utcnow
 from podarchive.errors import ArchiveDamaged, ArchiveMissing, SchemaTooNew, StorageError
 from podarchive.types import Row
 
@@ -175,7 +176,7 @@ class Connection:
         Raises :class:`ArchiveDamaged` on a problem; a damaged archive is checked again
         by every command that writes, until it is repaired.
         """
-        now = now or datetime.now(UTC)
+        now = now or utcnow()
         marker = Path(f"{self.path}.checked")
         with contextlib.suppress(OSError):
             age = now - datetime.fromtimestamp(marker.stat().st_mtime, UTC)
@@ -187,7 +188,7 @@ class Connection:
                 f"{self.path} is damaged (quick_check: {problems[0]}); run 'podarchive check'"
             )
         with contextlib.suppress(OSError):
-            marker.write_text(f"quick_check ok at {now:%Y-%m-%dT%H:%M:%SZ}\n", encoding="utf-8")
+            marker.write_text(f"quick_check ok at {iso(now)}\n", encoding="utf-8")
 
     def rebuild_fts(self, table: str) -> None:
         """Rebuild an FTS5 index from its content table (``podarchive check --repair-fts``)."""
