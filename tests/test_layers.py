@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "cron",
                 "rows",
                 "reading",
+                "transcripts",
             }
         ),
     ),

@@ -15,7 +15,8 @@ so code above the adapters only ever sees this tree::
     │   ├── RedirectError             loops, too many hops, bad Location
     │   └── BlockedURL                not http(s), or a private address for untrusted URLs
     ├── ParseError                    bytes that are not a usable feed
-    │   └── NotAFeed                  e.g. an HTML page where a feed was expected
+    │   ├── NotAFeed                  e.g. an HTML page where a feed was expected
+    │   └── TranscriptError           a transcript body that is unusable (empty, binary)
     ├── ExtractError                  an episode page we cannot read
     └── StorageError                  the archive file itself
         ├── SchemaTooNew              archive written by a newer podarchive
@@ -149,3 +150,9 @@ class NotAnArchive(StorageError):
 
 class ArchiveMissing(StorageError):
     default_message = "the archive is gone"
+
+
+class TranscriptError(ParseError):
+    """A transcript body with nothing to read: empty, binary, or JSON that is not JSON."""
+
+    default_message = "not a usable transcript"

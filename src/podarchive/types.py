@@ -278,3 +278,25 @@ class PageTask:
     status: str | None = None
     attempts: int = 0
     fetched_at: str | None = None  # the last attempt
+
+
+# --- transcripts (#12) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSegment:
+    """One time-coded passage of a transcript, in document order (seconds from the start)."""
+
+    start: float | None
+    end: float | None
+    speaker: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTranscript:
+    """What :func:`podarchive.transcripts.parse_transcript` read from one transcript body."""
+
+    format: str  # "srt", "vtt", "json", "html" or "text"
+    segments: tuple[TranscriptSegment, ...]
+    warnings: tuple[str, ...] = ()
