@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "rows",
                 "reading",
                 "transcripts",
+                "chapters",
             }
         ),
     ),

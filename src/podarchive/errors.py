@@ -16,7 +16,8 @@ so code above the adapters only ever sees this tree::
     │   └── BlockedURL                not http(s), or a private address for untrusted URLs
     ├── ParseError                    bytes that are not a usable feed
     │   ├── NotAFeed                  e.g. an HTML page where a feed was expected
-    │   └── TranscriptError           a transcript body that is unusable (empty, binary)
+    │   ├── TranscriptError           a transcript body that is unusable (empty, binary)
+    │   └── ChaptersError             chapters that are unusable (not JSON, none readable)
     ├── ExtractError                  an episode page we cannot read
     └── StorageError                  the archive file itself
         ├── SchemaTooNew              archive written by a newer podarchive
@@ -156,3 +157,9 @@ class TranscriptError(ParseError):
     """A transcript body with nothing to read: empty, binary, or JSON that is not JSON."""
 
     default_message = "not a usable transcript"
+
+
+class ChaptersError(ParseError):
+    """A chapters body or block with nothing to read: not JSON, no chapter list, none usable."""
+
+    default_message = "not usable chapters"

@@ -300,3 +300,34 @@ class ParsedTranscript:
     format: str  # "srt", "vtt", "json", "html" or "text"
     segments: tuple[TranscriptSegment, ...]
     warnings: tuple[str, ...] = ()
+
+
+# --- chapters (#12) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Chapter:
+    """One chapter of an episode: ``podcast:chapters`` JSON or Podlove Simple Chapters.
+
+    Times are seconds from the start of the media; ``url`` and ``image`` are absolute http(s).
+    ``toc`` False marks a JSON ``"toc": false`` chapter: an image or link change inside the
+    chapter before it, kept (it is searchable) but not for a table of contents.
+    """
+
+    start: float
+    end: float | None = None
+    title: str | None = None
+    url: str | None = None
+    image: str | None = None
+    toc: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedChapters:
+    """What :mod:`podarchive.chapters` read: the chapters sorted by start, and what it skipped."""
+
+    chapters: tuple[Chapter, ...]
+    format: str  # "json" (podcast:chapters) or "psc" (Podlove Simple Chapters)
+    version: str | None = None  # the JSON "version", as given
+    skipped: int = 0  # entries that were not a usable chapter
+    warnings: tuple[str, ...] = ()
