@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "reading",
                 "transcripts",
                 "chapters",
+                "recheck",
             }
         ),
     ),
