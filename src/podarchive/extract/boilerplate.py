@@ -27,8 +27,12 @@ BOILERPLATE_ROLES = frozenset(
 BOILERPLATE_WORD_RE = re.compile(
     r"\w*nav|navigation|\w*menu|sidebar|comments?|share|sharing|sharedaddy|social|footer"
     r"|cookies?|consent|gdpr|breadcrumbs?|crumbs|related|pagination|pager|prevnext|popup"
-    r"|modal|newsletter|subscribe|widgets?|skip"
+    r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
 )
+#: A class or id token (lower case) that names an episode's notes: a word of it, split on
+#: "-" and "_", is one of :data:`NOTES_WORDS`, or it contains one of :data:`NOTES_PHRASES`.
+NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
+NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content")
 #: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
 STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
 #: Never removed as boilerplate, whatever their class says.
@@ -86,6 +90,19 @@ def _landmark_ancestors(root: Tag) -> set[int]:
                 break
             ancestors.add(id(parent))
     return ancestors
+
+
+def names_notes(tag: Tag) -> bool:
+    """Whether a class or the id of ``tag`` says it holds the notes ("show-notes", …)."""
+    attrs = tag.attrs
+    if "class" not in attrs and "id" not in attrs:
+        return False
+    for token in (attr(tag, "class") + " " + attr(tag, "id")).lower().split():
+        if any(phrase in token for phrase in NOTES_PHRASES):
+            return True
+        if not NOTES_WORDS.isdisjoint(re.split(r"[-_]+", token)):
+            return True
+    return False
 
 
 def _class_and_id_words(tag: Tag) -> Iterator[str]:

@@ -1,8 +1,20 @@
 """The generic extractor: the notes are the page's main block once its furniture is gone.
 
-The block is the ``<article>`` with most text, else ``<main>``, else ``[role=main]``, else the
-densest container (readability-style), narrowed to a single child that holds nearly all its
-text. It applies to every page, so it comes last.
+The rule, in order (prose: text outside links, headings and ``<time>``):
+
+1. the ``<article>`` with most text, else ``<main>``, else ``[role=main]``, if it has at least
+   :data:`MIN_NOTES_CHARS` of prose;
+2. else the element whose class or id says notes (``notes``, ``show-notes``, ``description``,
+   ``summary``, ``entry-content``, …) with most prose, if it has :data:`MIN_NOTES_CHARS`;
+3. else an explicit container even when short: that notes-named element, else the page's only
+   ``<article>``, else its only ``<main>``/``[role=main]``, if it has at least
+   :data:`MIN_SHORT_NOTES_CHARS` of prose (a short sentence is notes; a title, a date or a
+   duration is not, and several short ``<article>`` elements are teaser cards);
+4. else the densest container (readability-style), if it has :data:`MIN_NOTES_CHARS` of
+   prose: with no explicit container the threshold keeps furniture out.
+
+The block is then narrowed to a single child that holds nearly all its text. It applies to
+every page, so it comes last.
 """
 
 from __future__ import annotations
@@ -12,7 +24,7 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
-from podarchive.extract.boilerplate import remove_boilerplate
+from podarchive.extract.boilerplate import names_notes, remove_boilerplate
 from podarchive.extract.links import links_in
 from podarchive.extract.markup import inner_html
 from podarchive.extract.page import Page
@@ -23,6 +35,10 @@ from podarchive.types import PageNotes
 NAME = "generic"
 #: Generic notes with fewer characters of text outside links than this are "no notes".
 MIN_NOTES_CHARS = 40
+#: An explicit notes container (see :func:`notes`) needs only this many characters of prose.
+MIN_SHORT_NOTES_CHARS = 12
+#: Elements whose text is a label, not prose, for the thresholds.
+LABEL_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "time")
 #: Elements whose text is a paragraph for the density score (their parent is the candidate).
 SCORED_PARAGRAPH_TAGS = PARAGRAPH_TAGS | {"li", "dd", "dt", "td", "th"}
 #: Elements that hold the text written directly in them for the density score.
@@ -35,14 +51,14 @@ def applies(text: str, url: str) -> bool:
 
 
 def notes(page: Page) -> PageNotes | None:
-    """The main block's notes, or None if it has under :data:`MIN_NOTES_CHARS` of own text."""
+    """The main block's notes (the rule is in the module docstring), or None."""
     body = page.soup.body
     if body is None:
         body = page.soup
     remove_boilerplate(body)
     stats = _text_stats(body)
     block = _notes_block(body, stats)
-    if block is None or stats.outside[id(block)] < MIN_NOTES_CHARS:
+    if block is None:
         return None
     block = _narrowed(block, stats)
     html = inner_html(block).strip()
@@ -96,13 +112,35 @@ def _own_text(root: Tag) -> tuple[list[Tag], dict[int, int]]:
 
 
 def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
-    """``<article>`` with most text, else ``<main>``, else ``[role=main]``, else the densest."""
-    for tags in _landmark_groups(stats.tags[1:]):
+    """The notes container by the rule of the module docstring, or None."""
+    visible = stats.tags[1:]
+    groups = list(_landmark_groups(visible))
+    for tags in groups:
         if tags:
             best = max(tags, key=lambda tag: stats.total[id(tag)])
-            if stats.outside[id(best)] >= MIN_NOTES_CHARS:
+            if _prose(best, stats) >= MIN_NOTES_CHARS:
                 return best
-    return _densest_block(body)
+    named = [tag for tag in visible if names_notes(tag)]
+    best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
+    named_prose = _prose(best_named, stats) if best_named is not None else 0
+    if best_named is not None and named_prose >= MIN_SHORT_NOTES_CHARS:
+        return best_named  # long or short: the page says these are the notes
+    for tags in groups:
+        if len(tags) > 1:
+            break  # several short ones: teaser cards, not the page's content
+        if tags and _prose(tags[0], stats) >= MIN_SHORT_NOTES_CHARS:
+            return tags[0]
+    block = _densest_block(body)
+    if block is None or _prose(block, stats) < MIN_NOTES_CHARS:
+        return None
+    return block
+
+
+def _prose(tag: Tag, stats: _TextStats) -> int:
+    """Characters of text in ``tag`` outside links, headings and ``<time>``."""
+    outside = stats.outside
+    labels = sum(outside.get(id(label), 0) for label in tag.find_all(LABEL_TAGS))
+    return max(outside[id(tag)] - labels, 0)
 
 
 def _landmark_groups(tags: list[Tag]) -> Iterator[list[Tag]]:
