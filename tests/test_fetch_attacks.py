@@ -22,6 +22,7 @@ import pytest
 
 from podarchive import fetch
 from podarchive.errors import (
+    Abandoned,
     BlockedURL,
     FetchError,
     FetchTimeout,
@@ -503,3 +504,47 @@ def test_a_resolver_failure_is_one_clean_line(monkeypatch: pytest.MonkeyPatch) -
     with Fetcher(QUICK) as fetcher, pytest.raises(FetchError) as info:
         fetcher.get("http://example.invalid/page", kind="page", trusted=False)
     assert str(info.value) == "cannot resolve example.invalid: Temporary failure in name resolution"
+
+
+# --- abort: a stop ends reads in flight at once ------------------------------------------
+
+
+def test_abort_ends_a_blocked_read_at_once() -> None:
+    """A stop (SIGTERM, Ctrl-C) must not wait for a stalled server's timeout.
+
+    The server sends headers and then nothing: the read would wait 60 s (read timeout) with
+    a deadline of 120 s, and the thread would hold up the process's exit that long. After
+    ``abort()`` the reading thread must end with Abandoned while the server still stalls.
+    """
+    stalled, release = threading.Event(), threading.Event()
+
+    def stall(conn: socket.socket, server: RawServer) -> None:
+        read_request(conn, server)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc")
+        stalled.set()
+        release.wait(30)
+
+    slow = Settings(connect_timeout=5, read_timeout=60, deadline=120, retries=0, host_gap=0)
+    outcome: list[BaseException] = []
+    with RawServer(stall) as server, Fetcher(slow) as fetcher:
+
+        def get() -> None:
+            try:
+                fetcher.get(server.url("/feed"))
+            except BaseException as e:  # what the worker thread ends with
+                outcome.append(e)
+
+        thread = threading.Thread(target=get)
+        thread.start()
+        try:
+            assert stalled.wait(10)
+            time.sleep(1.0)  # the reader is blocked in recv by now (a close() would not wake it)
+            fetcher.abort()
+            thread.join(timeout=15)  # well under the 60 s the read would otherwise wait
+            assert not thread.is_alive()
+            assert not release.is_set()  # it ended while the server still stalled
+        finally:
+            release.set()
+            thread.join(timeout=70)
+    (error,) = outcome
+    assert isinstance(error, Abandoned)

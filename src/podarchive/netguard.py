@@ -23,14 +23,15 @@ import socket
 import ssl
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import httpcore
 import httpx
 
-from podarchive.errors import BlockedURL, FetchError, FetchTimeout
+from podarchive.errors import Abandoned, BlockedURL, FetchError, FetchTimeout
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str], list[str]]
@@ -155,11 +156,44 @@ def _deadline_wins(limiter: Budget | None) -> Iterator[None]:
         raise
 
 
+class _LiveStreams:
+    """The streams a backend has open, so that :meth:`abort` can wake every blocked read.
+
+    Closing a client does not touch a connection another thread is reading from: that read
+    would wait out its timeout (up to the deadline) and hold up the process's exit. Shutting
+    the socket down ends the read at once (the reader sees the end of the stream).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: weakref.WeakSet[_DeadlineStream] = weakref.WeakSet()
+        self.aborted = False
+
+    def add(self, stream: _DeadlineStream) -> _DeadlineStream:
+        with self._lock:
+            if not self.aborted:
+                self._live.add(stream)
+                return stream
+        stream.close()
+        raise Abandoned()
+
+    def abort(self) -> None:
+        with self._lock:
+            self.aborted = True
+            live = list(self._live)
+        for stream in live:
+            sock = stream.get_extra_info("socket")
+            if isinstance(sock, socket.socket):
+                with suppress(OSError):  # the plain socket's shutdown, even under TLS
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
 class _DeadlineStream(httpcore.NetworkStream):
     """A socket stream whose every wait ends at the current budget's deadline."""
 
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
+    def __init__(self, inner: httpcore.NetworkStream, live: _LiveStreams) -> None:
         self._inner = inner
+        self._live = live
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         limit, limiter = _clamp(timeout)
@@ -182,7 +216,8 @@ class _DeadlineStream(httpcore.NetworkStream):
     ) -> httpcore.NetworkStream:
         limit, limiter = _clamp(timeout)
         with _deadline_wins(limiter):
-            return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, limit))
+            tls = self._inner.start_tls(ssl_context, server_hostname, limit)
+        return self._live.add(_DeadlineStream(tls, self._live))
 
     def close(self) -> None:
         self._inner.close()
@@ -201,6 +236,11 @@ class GuardedBackend(httpcore.NetworkBackend):
         self._sync = httpcore.SyncBackend()
         self._resolve = resolve
         self._blocked = blocked
+        self._live = _LiveStreams()
+
+    def abort(self) -> None:
+        """End every read and write in flight at once; refuse new connections (Abandoned)."""
+        self._live.abort()
 
     def connect_tcp(
         self,
@@ -222,7 +262,7 @@ class GuardedBackend(httpcore.NetworkBackend):
             except httpcore.ConnectError as e:
                 error = e
                 continue
-            return _DeadlineStream(stream)
+            return self._live.add(_DeadlineStream(stream, self._live))
         assert error is not None
         raise error
 
