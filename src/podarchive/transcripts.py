@@ -93,6 +93,9 @@ _VOICE_RE = re.compile(r"<v(?:\.[^\s<>]*)?[ \t]+([^<>]*)>", re.IGNORECASE)
 _TAG_RE = re.compile(r"<[^<>]*>")
 _SRT_TAG_RE = re.compile(r"</?(?:i|b|u|s|font|v)(?:[\s.][^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 _HTML_TOKEN_RE = re.compile(r"<(/?)(cite|time|p|script|style|br)\b[^<>]*>", re.IGNORECASE)
+#: Beautiful Soup costs ≈ 40 µs a tag: a page with more tags than this (a real 2-hour HTML
+#: transcript has ≈ 10,000) is read by stripping tags instead, so 5 MB of tags take seconds.
+_SOUP_MAX_TAGS = 50_000
 _SRT_SNIFF_RE = re.compile(r"\d{1,2}:\d{1,2}:\d{1,2}[,.]\d{1,3}[ \t]*$")
 _HTML_SNIFF = ("<!doctype html", "<html", "<body", "<p>", "<p ", "<cite", "<time", "<div")
 
@@ -367,6 +370,7 @@ class _Cue:
     end: float | None
     lines: list[str]
     block_start: int  # index in lines of the first line after the last blank line
+    blank_seen: bool = False  # a blank line since the timing line
 
 
 def _cue_blocks(text: str, vtt: bool, warnings: _Warnings) -> Iterator[_Cue]:
@@ -377,7 +381,8 @@ def _cue_blocks(text: str, vtt: bool, warnings: _Warnings) -> Iterator[_Cue]:
     """
     lines = text.splitlines()
     index = 0
-    if vtt:  # the header block: WEBVTT and anything up to the first blank line
+    if vtt and lines and lines[0].lstrip("\ufeff").startswith("WEBVTT"):
+        # the header block: WEBVTT and anything up to the first blank line
         while index < len(lines) and lines[index].strip():
             index += 1
     current: _Cue | None = None
@@ -390,6 +395,7 @@ def _cue_blocks(text: str, vtt: bool, warnings: _Warnings) -> Iterator[_Cue]:
             after_blank = True
             if current is not None:
                 current.block_start = len(current.lines)
+                current.blank_seen = True
             continue
         if skipping:
             continue
@@ -427,10 +433,11 @@ def _cue_blocks(text: str, vtt: bool, warnings: _Warnings) -> Iterator[_Cue]:
 
 def _ends_with_identifier(cue: _Cue) -> bool:
     """The cue's last line is the next cue's number/identifier: alone after a blank line, or
-    a number right before the timing line (blank lines missing)."""
+    a number right before the timing line when the cue has no blank line at all (blank
+    lines missing between cues)."""
     lines = cue.lines
-    if cue.block_start > 0 and cue.block_start == len(lines) - 1:
-        return True
+    if cue.blank_seen:
+        return cue.block_start == len(lines) - 1
     return len(lines) > 1 and lines[-1].isdigit()
 
 
@@ -479,10 +486,12 @@ def _clean_speaker(raw: str) -> str | None:
 
 
 def _vtt_text(raw: str) -> str:
-    lines = (
-        html.unescape(_TAG_RE.sub("", line)).replace("\xa0", " ").strip()
-        for line in raw.split("\n")
-    )
+    """Cue text without tags, entities decoded (no-break spaces as spaces), lines stripped."""
+    if "<" in raw:
+        raw = _TAG_RE.sub("", raw)
+    if "&" in raw:
+        raw = html.unescape(raw).replace("\xa0", " ")
+    lines = (line.strip() for line in raw.split("\n"))
     return "\n".join(line for line in lines if line)
 
 
@@ -556,9 +565,13 @@ def _parse_html(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
     segments = _html_convention(text, warnings)
     if segments:
         return segments
-    from podarchive.extract import html_to_text  # bs4 is extract's library
+    if text.count("<") > _SOUP_MAX_TAGS:
+        warnings.add(f"over {_SOUP_MAX_TAGS} tags, text taken by stripping tags")
+        body = _html_text([_without_scripts(text)])
+    else:
+        from podarchive.extract import html_to_text  # bs4 is extract's library
 
-    body = html_to_text(text)
+        body = html_to_text(text)
     return [TranscriptSegment(None, None, None, body)] if body else []
 
 
@@ -625,6 +638,30 @@ def _html_text(buffer: Iterable[str]) -> str:
     raw = html.unescape(_TAG_RE.sub("", "".join(buffer))).replace("\xa0", " ")
     lines = (" ".join(line.split()) for line in raw.split("\n"))
     return "\n".join(line for line in lines if line)
+
+
+def _without_scripts(text: str) -> str:
+    """``text`` without script and style elements (an unclosed one runs to the end); linear."""
+    lower = text.lower()
+    kept: list[str] = []
+    position = 0
+    while True:
+        starts = [
+            i for i in (lower.find("<script", position), lower.find("<style", position)) if i >= 0
+        ]
+        if not starts:
+            break
+        start = min(starts)
+        kept.append(text[position:start])
+        name = "</script" if lower.startswith("<script", start) else "</style"
+        end = lower.find(name, start)
+        if end < 0:
+            return " ".join(kept)
+        position = lower.find(">", end)
+        position = len(text) if position < 0 else position + 1
+        kept.append(" ")
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 def _parse_text(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
