@@ -26,7 +26,10 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 #: Lowest first. A name is a top-level module or package of podarchive (a package holds all its
 #: submodules); "podarchive" is the package's own ``__init__``.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaf", frozenset({"podarchive", "errors", "types", "clock", "urls", "settings"})),
+    (
+        "leaf",
+        frozenset({"podarchive", "errors", "types", "clock", "urls", "settings", "mediatype"}),
+    ),
     (
         "pure",
         frozenset(

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podarchive.errors import TranscriptError
+from podarchive.mediatype import parse_content_type
 from podarchive.types import ParsedTranscript, TranscriptSegment
 
 __all__ = [
@@ -147,7 +148,8 @@ def parse_transcript(
     :class:`TranscriptError` for an empty or binary body (and JSON that does not parse).
     """
     warnings = _Warnings()
-    media_type, charset = _parse_content_type(content_type)
+    media_type, charset = parse_content_type(content_type)
+    charset = charset.lower() if charset else None
     text = _decode(body, charset, warnings)
     if not text.strip():
         raise TranscriptError("empty transcript")
@@ -215,17 +217,6 @@ def media_link(enclosure_url: str, seconds: float) -> str:
 
 
 # --- decoding ---------------------------------------------------------------------------------
-
-
-def _parse_content_type(content_type: str | None) -> tuple[str, str | None]:
-    """``text/vtt; charset="UTF-8"`` → (``text/vtt``, ``utf-8``)."""
-    media_type, *params = (content_type or "").split(";")
-    charset = None
-    for param in params:
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = value.strip().strip("\"'").lower() or None
-    return media_type.strip().lower(), charset
 
 
 def _format_from_url(url: str | None) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from podarchive.errors import ExtractError
+from podarchive.mediatype import parse_content_type
 
 #: Media types accepted as HTML; a missing or octet-stream type is sniffed instead.
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -30,7 +31,7 @@ _WINDOWS_1252_ALIASES |= {"us-ascii", "l1"}
 
 def decode_page(body: bytes | str, content_type: str | None) -> str:
     """The text of a page with markup, else :class:`ExtractError` ("not HTML: …")."""
-    media_type, charset = _parse_content_type(content_type)
+    media_type, charset = parse_content_type(content_type)
     if media_type not in HTML_MEDIA_TYPES | SNIFFED_MEDIA_TYPES:
         raise ExtractError(f"not HTML: {media_type}")
     text = valid(body if isinstance(body, str) else _decode_bytes(body, charset))
@@ -49,17 +50,6 @@ def valid(text: str) -> str:
     except UnicodeEncodeError:
         return _SURROGATE_RE.sub("\ufffd", text)
     return text
-
-
-def _parse_content_type(content_type: str | None) -> tuple[str, str | None]:
-    """``text/html; charset="UTF-8"`` → (``text/html``, ``UTF-8``)."""
-    media_type, *params = (content_type or "").split(";")
-    charset = None
-    for param in params:
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = value.strip().strip("\"'") or None
-    return media_type.strip().lower(), charset
 
 
 def _decode_bytes(body: bytes, charset: str | None) -> str:
