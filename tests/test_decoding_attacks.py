@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import FIXTURES, LoopbackSite
 
+from podarchive import feed_encoding
 from podarchive import parse as parse_module
 from podarchive.config import FeedSchedule
 from podarchive.extract import extract_page, html_to_text
@@ -177,7 +178,7 @@ def _forbidden(code: int) -> bool:
 
 
 def test_reference_pattern_matches_exactly_the_forbidden_characters() -> None:
-    pattern = parse_module._FORBIDDEN_REF
+    pattern = feed_encoding._FORBIDDEN_REF
     codes = [*range(0x10100), *range(0x10FF00, 0x110100), 0x1000000, 10**7, 10**12]
     for code in codes:
         forbidden = _forbidden(code)
@@ -234,7 +235,7 @@ def test_valid_bodies_take_the_fast_path_untouched() -> None:
     goldens = [p for p in GOLDEN.glob("*.xml") if p.name != "decoding_attacks.xml"]
     for body in [PYTORCH, synthetic().encode(), *(p.read_bytes() for p in goldens)]:
         headers = parse_module._feedparser_headers(None, None, body)
-        readable, same_headers, repairs = parse_module._readable(body, headers)
+        readable, same_headers, repairs = feed_encoding.readable(body, headers)
         assert (readable, same_headers, repairs) == (body, headers, ())
         assert readable is body
 

@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "rows",
                 "reading",
                 "transcripts",
+                "feed_encoding",
                 "chapters",
                 "recheck",
             }
