@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import AnyStr
 
+from podarchive.mediatype import decode_counting
+
 _BOMS = (
     (b"\x00\x00\xfe\xff", "utf-32be"),
     (b"\xff\xfe\x00\x00", "utf-32le"),
@@ -139,8 +141,7 @@ def _decoded(data: bytes, charset: str, trusted: bool) -> tuple[str, int] | None
     :data:`_FEW_BAD` bad sequences and fewer non-ASCII characters that decoded well (a
     Latin-1 feed labelled UTF-8). A byte-order mark is always believed.
     """
-    text = data.decode(charset, "replace")
-    bad = text.count(FFFD) - data.decode(charset, "ignore").count(FFFD)
+    text, bad = decode_counting(data, charset)
     good = len(text) - len(text.encode("ascii", "ignore")) - bad
     if not trusted and bad > max(good, _FEW_BAD):
         return None

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podarchive.errors import TranscriptError
-from podarchive.mediatype import parse_content_type
+from podarchive.mediatype import WINDOWS_1252_LABELS, decode_counting, parse_content_type
 from podarchive.types import ParsedTranscript, TranscriptSegment
 
 __all__ = [
@@ -81,8 +81,6 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_LATIN1_LABELS = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "ascii"})
-_LATIN1_LABELS |= {"us-ascii", "windows-1252", "cp1252"}
 #: Control bytes that never occur in text (NUL..BS, SO..US except ESC, DEL is allowed).
 _CONTROL_BYTES = bytes([*range(0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 _BINARY_SAMPLE = 65536
@@ -241,7 +239,7 @@ def _decode(body: bytes, charset: str | None, warnings: _Warnings) -> str:
         else:
             if codec.name in ("utf-16", "utf-32", "utf-16-le", "utf-16-be"):
                 return _replacing(body, codec.name, warnings)
-            if charset in _LATIN1_LABELS:
+            if charset in WINDOWS_1252_LABELS:
                 codec = codecs.lookup("cp1252")  # what these labels mean on the web
             _refuse_binary(body)
             return _replacing(body, codec.name, warnings)
@@ -250,12 +248,9 @@ def _decode(body: bytes, charset: str | None, warnings: _Warnings) -> str:
         warnings.add(f"no byte-order mark, decoded as {utf16}")
         return _replacing(body, utf16, warnings)
     _refuse_binary(body)
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    text = body.decode("utf-8", "replace")
-    bad = text.count("\ufffd") - body.decode("utf-8", "ignore").count("\ufffd")
+    text, bad = decode_counting(body, "utf-8")
+    if not bad:
+        return text
     good = sum(1 for ch in text if ch > "\x7f" and ch != "\ufffd")
     if bad > good:
         warnings.add("not UTF-8, decoded as windows-1252")
@@ -270,12 +265,9 @@ def _is_utf8_label(charset: str) -> bool:
 
 def _replacing(data: bytes, encoding: str, warnings: _Warnings) -> str:
     """``data`` decoded with U+FFFD for each bad sequence, counted in one warning."""
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError:
-        text = data.decode(encoding, "replace")
-    bad = text.count("\ufffd") - data.decode(encoding, "ignore").count("\ufffd")
-    warnings.add(f"invalid {encoding} byte sequences replaced", count=max(bad, 1))
+    text, bad = decode_counting(data, encoding)
+    if bad:
+        warnings.add(f"invalid {encoding} byte sequences replaced", count=bad)
     return text
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from podarchive.errors import ExtractError
-from podarchive.mediatype import parse_content_type
+from podarchive.mediatype import WINDOWS_1252_LABELS, parse_content_type
 
 #: Media types accepted as HTML; a missing or octet-stream type is sniffed instead.
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -24,9 +24,6 @@ _BOMS = (
     (b"\xff\xfe", "utf-16-le"),
     (b"\xfe\xff", "utf-16-be"),
 )
-#: WHATWG: these labels mean windows-1252 in HTML.
-_WINDOWS_1252_ALIASES = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "ascii"})
-_WINDOWS_1252_ALIASES |= {"us-ascii", "l1"}
 
 
 def decode_page(body: bytes | str, content_type: str | None) -> str:
@@ -71,7 +68,7 @@ def _usable_encoding(charset: str | None) -> str:
     if not charset:
         return "utf-8"
     label = charset.strip().lower()
-    if label in _WINDOWS_1252_ALIASES:
+    if label in WINDOWS_1252_LABELS:
         return "cp1252"
     if label.startswith("utf-16"):  # a readable meta tag cannot truly mean UTF-16
         return "utf-8"
