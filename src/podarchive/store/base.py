@@ -21,11 +21,11 @@ from typing import Any, Self, TypeVar
 import sqlite_utils
 
 from podarchive.clock import iso, utcnow
-from podarchive.errors import ArchiveDamaged, ArchiveMissing, SchemaTooNew, StorageError
+from podarchive.errors import ArchiveDamaged, ArchiveMissing, StorageError
 from podarchive.types import Row
 
 from .check import CHECK_LIMIT, check_rows, fts_tables
-from .files import APPLICATION_ID, BUSY_TIMEOUT, check_file, storage_error
+from .files import APPLICATION_ID, BUSY_TIMEOUT, check_file, storage_error, too_new
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 CHECKPOINT_WAIT_MS = 200  # what a checkpoint waits for readers, at most
@@ -121,10 +121,7 @@ class Connection:
     def migrate(self) -> None:
         version = self.schema_version
         if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"{self.path} has schema version {version}; this podarchive knows up to "
-                f"{SCHEMA_VERSION}: upgrade podarchive"
-            )
+            raise too_new(self.path, version)
         for number in range(version, SCHEMA_VERSION):
             with self.db.atomic():
                 MIGRATIONS[number](self.db)

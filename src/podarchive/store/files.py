@@ -106,13 +106,18 @@ def refusal(path: Path, info: FileInfo) -> StorageError | None:
         shown = ", ".join(info.tables[:8]) + (", …" if len(info.tables) > 8 else "")
         reason = f"it has tables: {shown}" if shown else f"user_version {info.version}"
     elif info.kind == "archive" and info.version > SCHEMA_VERSION:
-        return SchemaTooNew(
-            f"{path} has schema version {info.version}; this podarchive knows up to "
-            f"{SCHEMA_VERSION}: upgrade podarchive"
-        )
+        return too_new(path, info.version)
     else:
         return None
     return NotAnArchive(f"{path} is not a podarchive archive ({reason}); refusing to change it")
+
+
+def too_new(path: Path | str, version: int) -> SchemaTooNew:
+    """The refusal of an archive written by a newer podarchive."""
+    return SchemaTooNew(
+        f"{path} has schema version {version}; this podarchive knows up to "
+        f"{SCHEMA_VERSION}: upgrade podarchive"
+    )
 
 
 def check_file(path: Path) -> FileInfo:
