@@ -163,3 +163,13 @@ class ChaptersError(ParseError):
     """A chapters body or block with nothing to read: not JSON, no chapter list, none usable."""
 
     default_message = "not usable chapters"
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut (for messages)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` with its white space folded to single spaces, then :func:`shorten`."""
+    return shorten(" ".join(text.split()), limit)

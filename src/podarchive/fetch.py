@@ -56,13 +56,13 @@ from podarchive.errors import (
     HostBackoff,
     HTTPStatusError,
     RedirectError,
+    shorten,
 )
 from podarchive.netguard import (
     AddressCheck,
     Resolver,
     is_private,
     private_address,
-    shorten,
     system_resolver,
 )
 from podarchive.policy import is_transient_status, parse_retry_after, retry_delays

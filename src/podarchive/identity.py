@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
+from podarchive.errors import one_line
 from podarchive.types import Episode
 from podarchive.urls import normalize_url, strip_cache_busters, strip_tracking_prefixes
 
@@ -55,7 +56,9 @@ def dedupe(episodes: tuple[Episode, ...]) -> tuple[list[tuple[str, Episode]], li
         if key in seen:
             count += 1
             if len(repeats) < SAMPLES:
-                repeats.append(f"item {index + 1} repeats item {seen[key] + 1}: {_cut(key)}")
+                repeats.append(
+                    f"item {index + 1} repeats item {seen[key] + 1}: {one_line(key, _MAX_KEY)}"
+                )
             continue
         seen[key] = index
         kept.append((key, episode))
@@ -73,8 +76,3 @@ def _duplicates_warning(count: int, repeats: list[str]) -> str:
     if count <= len(repeats):
         return f"{count} duplicate episode keys (kept the first of each): {joined}"
     return f"{count:,} duplicate episode keys (kept the first of each), e.g. {joined}; …"
-
-
-def _cut(key: str) -> str:
-    line = " ".join(key.split())
-    return line if len(line) <= _MAX_KEY else line[: _MAX_KEY - 1] + "…"

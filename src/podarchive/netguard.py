@@ -31,7 +31,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from podarchive.errors import Abandoned, BlockedURL, FetchError, FetchTimeout
+from podarchive.errors import Abandoned, BlockedURL, FetchError, FetchTimeout, shorten
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str], list[str]]
@@ -41,11 +41,6 @@ AddressCheck = Callable[[IPAddress], bool]
 def is_private(address: IPAddress) -> bool:
     """The default address check: loopback, private, link-local, reserved or multicast."""
     return not address.is_global or address.is_multicast
-
-
-def shorten(text: str, limit: int = 200) -> str:
-    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def system_resolver(host: str) -> list[str]:

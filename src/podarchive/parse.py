@@ -46,7 +46,7 @@ import feedparser
 import feedparser.mixin
 
 from podarchive import podcast_ns
-from podarchive.errors import NotAFeed, ParseError
+from podarchive.errors import NotAFeed, ParseError, one_line
 from podarchive.feed_encoding import bom_charset, readable, xml_content_type
 from podarchive.podcast_ns import ChannelScan, ItemScan, PodcastScan
 from podarchive.types import Channel, Chapters, Enclosure, Episode, ParsedFeed, Transcript
@@ -233,8 +233,7 @@ def _describe(exc: BaseException | None) -> str:
 
 
 def _one_line(message: object) -> str:
-    text = " ".join(str(message).split()) or "no details"
-    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+    return one_line(str(message), _MAX_REASON) or "no details"
 
 
 # --- channel ---------------------------------------------------------------------------
