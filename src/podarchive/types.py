@@ -12,8 +12,13 @@ LinkSource = Literal["feed", "page"]
 Row = dict[str, Any]  # one archive row, column → value
 #: What a request in the fetch log asked for (``fetches.kind``): a feed document (the
 #: subscription, an ``itunes:new-feed-url`` candidate, a backfill archive/paged document)
-#: or a web page (an episode page, a backfill sitemap or site listing).
-FetchKind = Literal["feed", "page"]
+#: or a web page (an episode page, a backfill sitemap or site listing), or a file an episode
+#: points to (``podcast:transcript``, ``podcast:chapters``).
+FetchKind = Literal["feed", "page", "transcript", "chapters"]
+#: A file an episode points to, fetched and parsed into rows (issue #12).
+FileKind = Literal["transcript", "chapters"]
+#: A transcript's or chapters file's state (``transcripts.status``, ``chapter_files.status``).
+FileStatus = Literal["pending", "ok", "empty", "failed"]
 #: An episode page's state in the archive (``episodes.page_status``).
 PageStatus = Literal["pending", "ok", "empty", "failed"]
 #: What storing one page outcome did: a page status, or ``not_modified`` (a 304).
@@ -126,6 +131,7 @@ class Episode:
     transcripts: tuple[Transcript, ...] = ()
     chapters: tuple[Chapters, ...] = ()
     persons: tuple[Person, ...] = ()
+    simple_chapters: tuple[Chapter, ...] = ()  # Podlove Simple Chapters (psc:chapters), parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +284,32 @@ class PageTask:
     status: str | None = None
     attempts: int = 0
     fetched_at: str | None = None  # the last attempt
+    # re-checks of archived pages (#12): what the policy needs to set the next one
+    published: str | None = None
+    first_seen_at: str | None = None
+    failures: int = 0  # consecutive failed re-checks
+    document_id: int | None = None  # the page body archived last
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    """A transcript or chapters file to fetch (new, failed, or due for a re-check)."""
+
+    kind: FileKind
+    file_id: int  # transcripts.id or chapter_files.id
+    episode_id: int
+    feed_id: int
+    url: str
+    declared_type: str | None  # the feed's ``type`` attribute
+    etag: str | None = None
+    last_modified: str | None = None
+    status: str | None = None
+    attempts: int = 0
+    failures: int = 0  # consecutive failures since the file was last read
+    fetched_at: str | None = None
+    published: str | None = None  # the episode's, for the re-check policy
+    first_seen_at: str | None = None
+    document_id: int | None = None  # the body archived last
 
 
 # --- transcripts (#12) -----------------------------------------------------------------
