@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
-SCRIPTS = ["first_ingest.py", "repoll.py", "one_new.py", "hourly_cycle.py", "vs_reader.py"]
+SCRIPTS = [
+    "first_ingest.py",
+    "repoll.py",
+    "one_new.py",
+    "hourly_cycle.py",
+    "vs_reader.py",
+    "transcripts.py",
+]
 
 
 @pytest.mark.slow
