@@ -184,7 +184,8 @@ def test_a_sound_archive_checks_ok_read_only(tmp_path: Path, pytorch_feed: str) 
     result = podarchive("check", "--db", "archive.db", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == (
-        "archive.db: sound (integrity_check, foreign_key_check, episodes_fts integrity-check)\n"
+        "archive.db: sound (integrity_check, foreign_key_check, chapters_fts integrity-check, "
+        "episodes_fts integrity-check, transcript_segments_fts integrity-check)\n"
     )
     assert snapshot(db) == before
 

@@ -261,7 +261,7 @@ def test_the_indexes_follow_the_rows(tmp_path: Path) -> None:
 
         def check() -> None:
             tasks = archive.pages_to_fetch(feed)
-            assert [tuple(dataclasses.astuple(t)) for t in tasks] == due_rows(conn, feed)
+            assert [tuple(dataclasses.astuple(t))[:8] for t in tasks] == due_rows(conn, feed)
             known = KnownItems(path)
             try:
                 assert known(feed) == dict(

@@ -23,7 +23,7 @@ def table_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
         return {
             t: [dict(r) for r in conn.execute(f"SELECT * FROM [{t}] ORDER BY rowid")]
             for t in tables
-            if not t.startswith("episodes_fts")
+            if "_fts" not in t
         }
     finally:
         conn.close()

@@ -32,18 +32,18 @@ SCRATCH = "scratch_store"
 
 # the two edits of the recipe, as a maintainer would make them in schema.py
 LIVE_LIST = (
-    "EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS,)",
-    'EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS, "example_field")',
+    'EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS, "simple_chapters")',
+    'EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS, "simple_chapters", "example_field")',
 )
 MIGRATION = '''
 
-def _example_field_v8(db: sqlite_utils.Database) -> None:
+def _example_field_v9(db: sqlite_utils.Database) -> None:
     """The recipe: one new episode field from the feed."""
     db.table("episodes").add_column("example_field", str)
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _covering_indexes_v7,\n)"
+LAST_MIGRATION = "    _archive_around_v8,\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:
@@ -61,7 +61,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleT
     text = (copy / "schema.py").read_text(encoding="utf-8")
     text = edit_once(text, *LIVE_LIST)
     text = edit_once(text, "\n\nMigration = Callable", MIGRATION)
-    text = edit_once(text, LAST_MIGRATION, "    _covering_indexes_v7,\n    _example_field_v8,\n)")
+    text = edit_once(text, LAST_MIGRATION, "    _archive_around_v8,\n    _example_field_v9,\n)")
     (copy / "schema.py").write_text(text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(copy.parent))
     try:
@@ -99,7 +99,7 @@ def rows(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
     tables = [
         r[0]
         for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        if not r[0].startswith("episodes_fts")  # FTS shadow tables: some have no rowid
+        if "_fts" not in r[0]  # FTS shadow tables: some have no rowid
     ]
     return {
         t: [dict(r) for r in conn.execute(f"SELECT * FROM [{t}] ORDER BY rowid")] for t in tables

@@ -5,6 +5,7 @@ Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:0
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -254,6 +255,20 @@ class Snapshot:
     items_hash: str | None = None
     # (start offset, hash) of the items region from its k-th item on, k = 0, 1, …
     regions: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class KeptBody:
+    """A raw page, transcript or chapters body as fetched, to keep once (``documents``)."""
+
+    body: bytes
+    hash: str  # SHA-256, hex
+    url: str
+    content_type: str | None
+
+    @classmethod
+    def of(cls, body: bytes, url: str, content_type: str | None) -> KeptBody:
+        return cls(body, hashlib.sha256(body).hexdigest(), url, content_type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@
   translation of every sqlite3 error into a one-line :class:`StorageError`;
 - ``feeds`` (moves, hosts), ``episodes`` (upserts, revisions, absence, links),
   ``snapshots`` (raw bodies), ``feed_history`` (``reparse``; :class:`KnownItems`),
-  ``backfill``, ``pages``, ``fetch_log`` and ``status``.
+  ``backfill``, ``pages``, ``fetch_log`` and ``status``; ``documents`` (raw page,
+  transcript and chapters bodies), ``episode_files`` (the transcript and chapters files an
+  episode lists), ``transcripts`` (segments) and ``chapters``.
 
 The store imports only ``podarchive.errors``, ``types`` and ``history`` (never fetch,
 pipeline or cli).
@@ -37,6 +39,8 @@ from .base import (
     storage_errors,
 )
 from .check import CHECK_LIMIT, Problem, check_archive, fts_tables
+from .documents import DocumentsMixin
+from .episode_files import FILE_TABLES, EpisodeFilesMixin
 from .episodes import (
     BOOKKEEPING_COLUMNS,
     CHURN_COLUMNS,
@@ -66,8 +70,11 @@ from .schema import (
     BOOKKEEPING_INDEX,
     EPISODE_COLUMNS,
     FEED_META_COLUMNS,
+    FILE_STATE_COLUMNS,
+    FILES_DUE,
     FTS_UPDATE_TRIGGER,
     MIGRATIONS,
+    PAGE_RECHECK,
     PAGES_DUE,
     PAGES_DUE_INDEX,
     SCHEMA_VERSION,
@@ -89,6 +96,9 @@ __all__ = [
     "EPISODE_COLUMNS",
     "FEED_META_COLUMNS",
     "FEED_STATE_COLUMNS",
+    "FILES_DUE",
+    "FILE_STATE_COLUMNS",
+    "FILE_TABLES",
     "FTS_UPDATE_TRIGGER",
     "HISTORY_EPISODE_COLUMNS",
     "INSERTED_COLUMNS",
@@ -97,6 +107,7 @@ __all__ = [
     "MAX_DELTA_DEPTH",
     "MIGRATIONS",
     "PAGES_DUE",
+    "PAGE_RECHECK",
     "PAGES_DUE_INDEX",
     "QUICK_CHECK_EVERY",
     "READ_CHUNK",
@@ -109,6 +120,8 @@ __all__ = [
     "WAL_SIZE_LIMIT",
     "WIDE_TRACKED",
     "Archive",
+    "DocumentsMixin",
+    "EpisodeFilesMixin",
     "EpisodeWrite",
     "FeedHistory",
     "FeedState",

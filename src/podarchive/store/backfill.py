@@ -172,6 +172,7 @@ class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
                     episode_id = self._rewrite_episode(episode, digest, now, previous)
                     changed += 1
                 self._add_links(episode_id, "feed", episode.links)
+                self._sync_files(episode_id, episode.row, now, new=previous is None)
         return SaveStats(new=new, changed=changed, unchanged=unchanged)
 
     # site episodes ------------------------------------------------------------------------

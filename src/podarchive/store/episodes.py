@@ -18,7 +18,7 @@ from typing import Any
 from podarchive.history import TRACKED, ChurnIndex, absence, changed_fields
 from podarchive.types import EpisodeWrite, Link, Row, SaveStats
 
-from .base import Connection
+from .episode_files import EpisodeFilesMixin
 from .schema import EPISODE_COLUMNS
 
 REVISION_COLUMNS = (
@@ -63,7 +63,7 @@ _link_values: Callable[[Link], tuple[Any, ...]] = operator.attrgetter(
 )
 
 
-class EpisodesMixin(Connection):
+class EpisodesMixin(EpisodeFilesMixin):
     """The episode rows of a feed, written inside the caller's transaction."""
 
     def episode_keys(self, feed_id: int) -> set[str]:
@@ -154,6 +154,7 @@ class EpisodesMixin(Connection):
                 episode_id = self._rewrite_episode(episode, digest, now, previous)
                 changed += 1
             self._add_links(episode_id, "feed", episode.links)
+            self._sync_files(episode_id, episode.row, now, new=previous is None)
         if mark_absent:
             dates = [e.row.get("published") for e in episodes]
             dates.extend(stored[k]["published"] for k in skipped)

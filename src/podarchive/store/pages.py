@@ -1,26 +1,59 @@
-"""Episode pages: which are due, and each fetch's outcome (notes, links, status)."""
+"""Episode pages: which are due (new, failed, or up for a re-check), and each fetch's outcome.
+
+A page read with notes is archived: its raw body is kept (``documents``, ``page_bodies``)
+and it is re-checked from ``page_recheck_at`` on (issue #12). A re-check that fails, or
+finds no notes, keeps the archived notes and counts ``page_failures``; one whose body is
+the one already kept writes only the page's bookkeeping.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from podarchive.types import FetchRecord, Link, PageTask
+from podarchive.types import FetchRecord, KeptBody, Link, PageTask
 
 from .episodes import EpisodesMixin
-from .fetch_log import FetchLogMixin
-from .schema import PAGES_DUE
+from .schema import PAGE_RECHECK, PAGES_DUE
+
+_TASK_COLUMNS = (
+    "id, feed_id, page_url, page_etag, page_last_modified, page_status, page_attempts, "
+    "page_fetched_at, published, first_seen_at, page_failures, page_document_id"
+)
+_DUE_COLUMNS = _TASK_COLUMNS.index(", published")  # what the pages-due index holds
 
 
-class PagesMixin(EpisodesMixin, FetchLogMixin):
-    """The page side of episodes: ``page_*`` columns, page links and page revisions."""
+class PagesMixin(EpisodesMixin):
+    """The page side of episodes: ``page_*`` columns, page links, page revisions and bodies."""
 
     def pages_to_fetch(self, feed_id: int) -> list[PageTask]:
-        """Episode pages never fetched, or that failed or had no notes last time."""
+        """Episode pages never fetched, or that failed or had no notes last time.
+
+        Read from the partial index alone (schema 7): the episode's age, which the first
+        re-check needs, is :meth:`page_age`'s, once a page is read.
+        """
         rows = self.db.execute(
-            "SELECT id, feed_id, page_url, page_etag, page_last_modified, page_status, "
-            f"page_attempts, page_fetched_at FROM episodes WHERE feed_id = ? AND {PAGES_DUE} "
-            "ORDER BY id",
+            f"SELECT {_TASK_COLUMNS[:_DUE_COLUMNS]} FROM episodes WHERE feed_id = ? "
+            f"AND {PAGES_DUE} ORDER BY id",
             [feed_id],
+        ).fetchall()
+        return [PageTask(*row) for row in rows]
+
+    def page_age(self, episode_id: int) -> tuple[str | None, str | None]:
+        """The episode's (published, first_seen_at): what its page's re-checks follow."""
+        row = self.db.execute(
+            "SELECT published, first_seen_at FROM episodes WHERE id = ?", [episode_id]
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def pages_to_recheck(
+        self, feed_id: int, now: str, *, everything: bool = False
+    ) -> list[PageTask]:
+        """Archived pages whose re-check is due at ``now`` (with ``everything``, all of them)."""
+        rows = self.db.execute(
+            f"SELECT {_TASK_COLUMNS} FROM episodes WHERE feed_id = ? AND {PAGE_RECHECK} "
+            "AND (page_recheck_at <= ? OR ?) AND page_url IS NOT NULL "
+            "AND page_status = 'ok' ORDER BY page_recheck_at, id",
+            [feed_id, now, everything],
         ).fetchall()
         return [PageTask(*row) for row in rows]
 
@@ -38,37 +71,99 @@ class PagesMixin(EpisodesMixin, FetchLogMixin):
         links: Sequence[Link] = (),
         etag: str | None = None,
         last_modified: str | None = None,
+        body: KeptBody | None = None,
+        recheck_at: str | None = None,
     ) -> None:
-        """Store a page outcome: ``ok``, ``not_modified``, ``empty`` or ``failed``."""
+        """Store a page outcome: ``ok``, ``not_modified``, ``empty`` or ``failed``.
+
+        ``body`` is the raw page, kept when it differs from the one kept last; ``recheck_at``
+        when the page is next due for a re-check (None: not re-checked, e.g. backfill).
+        """
         with self.transaction():
+            document_id = self._keep_page_body(task, body, now)
+            recheck = task.status == "ok"  # the page was archived: this is a re-check
             if status == "not_modified":
                 self.db.execute(
-                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
-                    "page_fetched_at = ? WHERE id = ? AND page_notes_text IS NOT NULL",
-                    [now, task.episode_id],
+                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, page_failures = 0, "
+                    "page_fetched_at = ?, page_recheck_at = coalesce(?, page_recheck_at) "
+                    "WHERE id = ? AND page_notes_text IS NOT NULL",
+                    [now, recheck_at, task.episode_id],
                 )
             elif status == "ok":
-                before = self.db.execute(
-                    "SELECT page_notes_html FROM episodes WHERE id = ?", [task.episode_id]
-                ).fetchone()
-                renew = before is None or before[0] != notes_html
-                if before is not None and before[0] is not None and renew:
-                    self._add_revision(task.episode_id, "page", ["page_notes"], now)
-                # one UPDATE: each one setting page_notes_text re-indexes the episode's text
+                self._store_notes(task, now, extractor, notes_html, notes_text, links)
                 self.db.execute(
-                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, "
-                    "page_extractor = ?, page_notes_html = ?, page_notes_text = ?, "
-                    "page_fetched_at = ?, page_attempts = page_attempts + 1, "
-                    "page_etag = ?, page_last_modified = ?, page_version_seen_at = "
-                    "CASE WHEN ? THEN ? ELSE page_version_seen_at END WHERE id = ?",
-                    [extractor, notes_html, notes_text, now, etag, last_modified, renew, now,
-                     task.episode_id],
-                )  # fmt: skip
-                self._replace_links(task.episode_id, "page", links)
+                    "UPDATE episodes SET page_status = 'ok', page_error = NULL, page_failures = 0, "
+                    "page_fetched_at = ?, page_attempts = page_attempts + 1, page_etag = ?, "
+                    "page_last_modified = ?, page_recheck_at = ?, "
+                    "page_document_id = coalesce(?, page_document_id) WHERE id = ?",
+                    [now, etag, last_modified, recheck_at, document_id, task.episode_id],
+                )
+            elif recheck:
+                self.db.execute(
+                    "UPDATE episodes SET page_error = ?, page_fetched_at = ?, "
+                    "page_attempts = page_attempts + 1, page_failures = page_failures + 1, "
+                    "page_recheck_at = coalesce(?, page_recheck_at), "
+                    "page_document_id = coalesce(?, page_document_id) WHERE id = ?",
+                    [error, now, recheck_at, document_id, task.episode_id],
+                )
             else:
                 self.db.execute(
                     "UPDATE episodes SET page_status = ?, page_error = ?, page_fetched_at = ?, "
-                    "page_attempts = page_attempts + 1 WHERE id = ?",
-                    [status, error, now, task.episode_id],
+                    "page_attempts = page_attempts + 1, "
+                    "page_document_id = coalesce(?, page_document_id) WHERE id = ?",
+                    [status, error, now, document_id, task.episode_id],
                 )
             self._log(records, feed_id=task.feed_id, episode_id=task.episode_id)
+
+    def _keep_page_body(self, task: PageTask, body: KeptBody | None, now: str) -> int | None:
+        """Keep ``body`` and note when the page served it, unless it is the one kept last."""
+        if body is None:
+            return None
+        document_id = self._keep_document("page", body, now)
+        last = self.db.execute(
+            "SELECT document_id FROM page_bodies WHERE episode_id = ? "
+            "ORDER BY seen_at DESC, id DESC LIMIT 1",
+            [task.episode_id],
+        ).fetchone()
+        if last is None or last[0] != document_id:
+            self.db.execute(
+                "INSERT INTO page_bodies (episode_id, document_id, seen_at) VALUES (?, ?, ?)",
+                [task.episode_id, document_id, now],
+            )
+        return document_id
+
+    def _store_notes(
+        self,
+        task: PageTask,
+        now: str,
+        extractor: str | None,
+        notes_html: str | None,
+        notes_text: str | None,
+        links: Sequence[Link],
+    ) -> None:
+        """Set the page notes and links, keeping changed ones as a revision; unchanged notes
+        are not rewritten (an UPDATE of ``page_notes_text`` re-indexes the episode's text).
+        """
+        before = self.db.execute(
+            "SELECT page_notes_html, page_extractor FROM episodes WHERE id = ?", [task.episode_id]
+        ).fetchone()
+        if before is not None and before[0] == notes_html and before[1] == extractor:
+            return
+        renew = before is None or before[0] != notes_html
+        if before is not None and before[0] is not None and renew:
+            self._add_revision(task.episode_id, "page", ["page_notes"], now)
+        self.db.execute(
+            "UPDATE episodes SET page_extractor = ?, page_notes_html = ?, page_notes_text = ?, "
+            "page_version_seen_at = CASE WHEN ? THEN ? ELSE page_version_seen_at END WHERE id = ?",
+            [extractor, notes_html, notes_text, renew, now, task.episode_id],
+        )
+        self._replace_links(task.episode_id, "page", links)
+
+    def page_observations(self, episode_id: int) -> list[tuple[str, KeptBody]]:
+        """Every distinct body the episode's page served, in order: (seen_at, body)."""
+        rows = self.db.execute(
+            "SELECT seen_at, document_id FROM page_bodies WHERE episode_id = ? "
+            "ORDER BY seen_at, id",
+            [episode_id],
+        ).fetchall()
+        return [(seen_at, self.document(document_id)) for seen_at, document_id in rows]

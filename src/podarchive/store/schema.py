@@ -8,7 +8,9 @@ archive (every migration in order) and a migrated one end with the same tables.
 
 A new episode field from the feed: append it to :data:`EPISODE_COLUMNS`, add a migration
 that adds the column, and test that migration on an archive of the previous version
-(``tests/test_schema_recipe.py`` proves the recipe on a scratch copy of this module).
+(``tests/test_schema_recipe.py`` proves the recipe on a scratch copy of this module). Put the
+field in the episode's row (``rows.episode_row``) only when the item has it: rows stored before
+hash the same, so the first run after the upgrade does not rewrite every episode.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ V1_EPISODE_COLUMNS = (
 )  # fmt: skip  -- frozen: migration 1 creates exactly these
 # The live lists, what the feed writes today: frozen v1 + the columns later migrations add.
 FEED_META_COLUMNS = (*V1_FEED_META_COLUMNS, "ttl", "update_period", "update_frequency")  # v2
-EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS,)  # a new feed field: append here, add a migration
+EPISODE_COLUMNS = (*V1_EPISODE_COLUMNS, "simple_chapters")  # v8; a new field: append, migrate
 
 
 def _create_v1(db: sqlite_utils.Database) -> None:
@@ -300,6 +302,188 @@ def _covering_indexes_v7(db: sqlite_utils.Database) -> None:
     db.execute(PAGES_DUE_INDEX)
 
 
+# Frozen: migration 8 creates exactly these. The fetch state of a transcript or chapters file.
+FILE_STATE_COLUMNS = {
+    "status": str, "error": str, "format": str, "items": int, "warnings": str,
+    "document_id": int, "etag": str, "last_modified": str, "fetched_at": str,
+    "attempts": int, "failures": int, "next_check_at": str, "version_seen_at": str,
+    "first_seen_at": str, "unlisted_at": str,
+}  # fmt: skip
+FILES_DUE = "unlisted_at IS NULL AND next_check_at IS NOT NULL"
+PAGE_RECHECK = "page_recheck_at IS NOT NULL"
+# the FTS triggers of the segment and chapter indexes: an UPDATE that only moves rows to a
+# revision (revision_id) does not touch the index (the same idea as schema 6's episodes_au)
+_FTS_TABLES = {"transcript_segments": ("text", "speaker"), "chapters": ("title",)}
+
+
+def _text_update_trigger(table: str, columns: tuple[str, ...]) -> str:
+    cols = ", ".join(f'"{c}"' for c in columns)
+    old = ", ".join(f'old."{c}"' for c in columns)
+    new = ", ".join(f'new."{c}"' for c in columns)
+    return (
+        f'CREATE TRIGGER "{table}_au" AFTER UPDATE OF {cols} ON "{table}" BEGIN\n'
+        f'  INSERT INTO "{table}_fts" ("{table}_fts", rowid, {cols}) '
+        f"VALUES('delete', old.rowid, {old});\n"
+        f'  INSERT INTO "{table}_fts" (rowid, {cols}) VALUES (new.rowid, {new});\nEND'
+    )
+
+
+def _seconds_since(stamp: str, since: str) -> str:
+    return f"(julianday({stamp}) - julianday({since})) * 86400"
+
+
+# the age rule of podarchive.recheck for pages archived before schema 8 (without jitter):
+# from the last fetch, daily under a week old, weekly under a month, then monthly
+_AGE_AT_FETCH = _seconds_since("page_fetched_at", "coalesce(published, first_seen_at)")
+_FIRST_RECHECK = (
+    "strftime('%Y-%m-%dT%H:%M:%SZ', page_fetched_at, CASE "
+    f"WHEN {_AGE_AT_FETCH} < 7 * 86400 THEN '+1 days' "
+    f"WHEN {_AGE_AT_FETCH} < 30 * 86400 THEN '+7 days' ELSE '+30 days' END)"
+)
+
+
+def _archive_around_v8(db: sqlite_utils.Database) -> None:
+    """Issue #12: raw page, transcript and chapters bodies; transcripts and chapters as rows;
+    page re-checks; Podlove Simple Chapters from the feed.
+
+    Archived pages get their first re-check from the age rule; every transcript and chapters
+    file the episodes already list becomes a pending file, fetched by the next run.
+    """
+    db.table("documents").create(
+        {
+            "id": int, "hash": str, "kind": str, "url": str, "content_type": str,
+            "size": int, "body": bytes, "first_fetched_at": str,
+        },
+        pk="id",
+        not_null={"hash", "kind", "body", "first_fetched_at"},
+    )  # fmt: skip
+    db.table("documents").create_index(["hash"], unique=True)
+    episodes = db.table("episodes")
+    episodes.add_column("simple_chapters", str)
+    # not add_column(fk=...): sqlite-utils would rebuild the table, and drop its FTS triggers
+    db.execute("ALTER TABLE episodes ADD COLUMN page_document_id INTEGER REFERENCES documents(id)")
+    episodes.add_column("page_failures", int, not_null_default=0)
+    episodes.add_column("page_recheck_at", str)
+    db.execute(
+        f"UPDATE episodes SET page_recheck_at = {_FIRST_RECHECK} "
+        "WHERE page_status = 'ok' AND page_fetched_at IS NOT NULL"
+    )
+    db.execute(
+        "CREATE INDEX idx_episodes_feed_recheck ON episodes (feed_id, page_recheck_at) "
+        f"WHERE {PAGE_RECHECK}"
+    )
+    db.table("page_bodies").create(
+        {"id": int, "episode_id": int, "document_id": int, "seen_at": str},
+        pk="id",
+        not_null={"episode_id", "document_id", "seen_at"},
+        foreign_keys=[("episode_id", "episodes", "id"), ("document_id", "documents", "id")],
+    )
+    db.table("page_bodies").create_index(["episode_id", "seen_at"])
+    _create_files(db)
+    _create_rows(db)
+    _list_files(db)
+
+
+def _create_files(db: sqlite_utils.Database) -> None:
+    """``transcripts`` and ``chapter_files``: one row per file an episode lists; revisions."""
+    for table, extra in (
+        ("transcripts", {"type": str, "language": str, "rel": str}),
+        ("chapter_files", {"type": str, "version": str}),
+    ):
+        db.table(table).create(
+            {
+                "id": int, "episode_id": int, "url": str, "position": int, **extra,
+                **FILE_STATE_COLUMNS,
+            },
+            pk="id",
+            not_null={"episode_id", "url", "status"},
+            foreign_keys=[("episode_id", "episodes", "id"), ("document_id", "documents", "id")],
+            defaults={"attempts": 0, "failures": 0},
+        )  # fmt: skip
+        db.table(table).create_index(["episode_id", "url"], unique=True)
+        db.execute(f"CREATE INDEX idx_{table}_due ON {table} (next_check_at) WHERE {FILES_DUE}")
+    for table, parent in (("transcript_revisions", "transcripts"), ("chapter_revisions", None)):
+        parent_col = "transcript_id" if parent else "chapter_file_id"
+        db.table(table).create(
+            {
+                "id": int, parent_col: int, "episode_id": int, "document_id": int,
+                "format": str, "items": int, "seen_from": str, "seen_until": str,
+            },
+            pk="id",
+            not_null={"episode_id", "seen_until"},
+            foreign_keys=[
+                (parent_col, parent or "chapter_files", "id"),
+                ("episode_id", "episodes", "id"),
+                ("document_id", "documents", "id"),
+            ],
+        )  # fmt: skip
+        db.table(table).create_index(["episode_id", "seen_until"])
+
+
+def _create_rows(db: sqlite_utils.Database) -> None:
+    """``transcript_segments`` and ``chapters`` with their full-text indexes."""
+    db.table("transcript_segments").create(
+        {
+            "id": int, "transcript_id": int, "episode_id": int, "revision_id": int,
+            "position": int, "start": float, "end": float, "speaker": str, "text": str,
+        },
+        pk="id",
+        not_null={"transcript_id", "episode_id", "position", "text"},
+        foreign_keys=[
+            ("transcript_id", "transcripts", "id"),
+            ("episode_id", "episodes", "id"),
+            ("revision_id", "transcript_revisions", "id"),
+        ],
+    )  # fmt: skip
+    db.execute(
+        "CREATE UNIQUE INDEX idx_transcript_segments_current ON transcript_segments "
+        "(transcript_id, position) WHERE revision_id IS NULL"
+    )
+    db.table("transcript_segments").create_index(["episode_id", "start"])
+    db.table("transcript_segments").create_index(["revision_id"])
+    db.table("chapters").create(
+        {
+            "id": int, "episode_id": int, "chapter_file_id": int, "revision_id": int,
+            "source": str, "position": int, "start": float, "end": float, "title": str,
+            "url": str, "image": str, "toc": int,
+        },
+        pk="id",
+        not_null={"episode_id", "source", "position", "start"},
+        foreign_keys=[
+            ("episode_id", "episodes", "id"),
+            ("chapter_file_id", "chapter_files", "id"),
+            ("revision_id", "chapter_revisions", "id"),
+        ],
+    )  # fmt: skip
+    db.table("chapters").create_index(["episode_id", "start"])
+    db.table("chapters").create_index(["chapter_file_id"])
+    db.table("chapters").create_index(["revision_id"])
+    for table, columns in _FTS_TABLES.items():
+        db.table(table).enable_fts(
+            list(columns), fts_version="FTS5", create_triggers=True, tokenize="porter"
+        )
+        db.execute(f'DROP TRIGGER "{table}_au"')
+        db.execute(_text_update_trigger(table, columns))
+
+
+def _list_files(db: sqlite_utils.Database) -> None:
+    """Every transcript and chapters file the archived episodes list, as pending files."""
+    for table, column, extra in (
+        ("transcripts", "transcripts", ", type, language, rel"),
+        ("chapter_files", "chapters", ", type"),
+    ):
+        values = ", ".join(f"json_extract(j.value, '$.{c.strip()}')" for c in extra.split(",")[1:])
+        db.execute(
+            f"INSERT OR IGNORE INTO {table} (episode_id, url, position{extra}, status, "
+            "first_seen_at, next_check_at) "
+            f"SELECT e.id, json_extract(j.value, '$.url'), j.key, {values}, 'pending', "
+            "e.first_seen_at, e.first_seen_at "
+            f"FROM episodes e, json_each(e.{column}) j "
+            f"WHERE e.{column} IS NOT NULL AND json_valid(e.{column}) "
+            "AND json_extract(j.value, '$.url') IS NOT NULL"
+        )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
@@ -309,5 +493,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _item_hashes_v5,
     _fts_text_updates_v6,
     _covering_indexes_v7,
+    _archive_around_v8,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
