@@ -26,6 +26,10 @@ Deliberate choices:
 * dates: feedparser's struct_time hides how it read a year (``-0001-01-01`` gives 2000). A
   date whose text does not show its year plainly (1-4 digits, unsigned, in 1..9999; see
   ``_unreadable_date``) is None, with a warning ``unreadable date '…' in item 3``.
+* Podlove Simple Chapters (``psc:chapters``, scanned by podcast_ns) become
+  ``Episode.simple_chapters``, relative ``href``/``image`` resolved against the episode's
+  http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
+  (``psc:chapters of item 3 'Title': …``; five items, then a count), never a failure.
 
 Decoding (issue #17) is :mod:`podarchive.feed_encoding`'s: one bad byte or forbidden character
 reference costs that character (U+FFFD and a counted warning), never the feed.
@@ -46,11 +50,12 @@ import feedparser
 import feedparser.mixin
 
 from podarchive import podcast_ns
-from podarchive.errors import NotAFeed, ParseError, one_line
+from podarchive.chapters import SimpleChapter, parse_simple_chapters
+from podarchive.errors import ChaptersError, NotAFeed, ParseError, one_line
 from podarchive.feed_encoding import bom_charset, readable, xml_content_type
 from podarchive.podcast_ns import ChannelScan, ItemScan, PodcastScan
 from podarchive.types import Channel, Chapters, Enclosure, Episode, ParsedFeed, Transcript
-from podarchive.urls import join_url
+from podarchive.urls import is_http_url, join_url
 
 __all__ = ["parse_duration", "parse_feed"]
 
@@ -88,12 +93,17 @@ def parse_feed(
     _refuse_unusable(body, result, scan)
     feed: FPDict = _get(result, "feed") or {}
     entries: list[FPDict] = list(_get(result, "entries") or [])
-    episodes = (_episode(e, s) for e, s in _align(entries, scan.items))
+    episodes, chapter_notes = _episodes(entries, scan.items, url)
     return ParsedFeed(
         channel=_channel(feed, scan.channel if scan.root else None, url),
-        episodes=tuple(_absolute(e, url) for e in episodes) if url else tuple(episodes),
+        episodes=episodes,
         version=str(_get(result, "version") or ""),
-        warnings=(*repairs, *_warnings(result), *_date_warnings(feed, entries)),
+        warnings=(
+            *repairs,
+            *_warnings(result),
+            *_date_warnings(feed, entries),
+            *_chapter_warnings(chapter_notes),
+        ),
         recovered=_bozo_exception(result) is not None,
     )
 
@@ -151,6 +161,31 @@ def _memoize_base_uri() -> None:
 
 
 _memoize_base_uri()
+
+
+def _guard_psc_start() -> None:
+    """Make feedparser's reading of a ``psc:chapter`` start safe when the start is missing.
+
+    feedparser 6 matches its regex on the ``start`` attribute as given, so one
+    ``<psc:chapter>`` without ``start`` inside ``<psc:chapters>`` raises TypeError out of
+    ``feedparser.parse`` and the whole feed fails. Its reading is not used here (podcast_ns
+    reads Podlove chapters), so a start that is not a string now reads as None, which is
+    what feedparser gives for any other unreadable start. A feedparser without that name
+    is left alone.
+    """
+    psc: Any = getattr(getattr(feedparser, "namespaces", None), "psc", None)
+    read = getattr(psc, "_parse_psc_chapter_start", None)
+    if not callable(read) or getattr(read, "_podarchive_guard", False):
+        return
+
+    def guarded(start: object) -> Any:
+        return read(start) if isinstance(start, str) else None
+
+    guarded._podarchive_guard = True  # type: ignore[attr-defined]
+    psc._parse_psc_chapter_start = guarded
+
+
+_guard_psc_start()
 
 
 def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:
@@ -327,6 +362,58 @@ def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
         chapters=raw.chapters,
         persons=raw.persons,
     )
+
+
+def _episodes(
+    entries: list[FPDict], items: tuple[ItemScan, ...], url: str | None
+) -> tuple[tuple[Episode, ...], list[str]]:
+    """The episodes, media URLs absolute when ``url`` is given, and their psc:chapters notes."""
+    episodes: list[Episode] = []
+    notes: list[str] = []
+    for number, (entry, item) in enumerate(_align(entries, items), 1):
+        episode = _episode(entry, item)
+        if url:
+            episode = _absolute(episode, url)
+        if item is not None and item.simple_chapters:
+            episode, note = _with_simple_chapters(episode, item.simple_chapters, url, number)
+            if note:
+                notes.append(note)
+        episodes.append(episode)
+    return tuple(episodes), notes
+
+
+def _with_simple_chapters(
+    episode: Episode, entries: Sequence[SimpleChapter], url: str | None, number: int
+) -> tuple[Episode, str | None]:
+    """``episode`` with its Podlove Simple Chapters read, and a note on what went wrong.
+
+    Relative ``href``/``image`` resolve against the episode's link when it is http(s), else
+    the feed's URL. Unusable chapters (every entry bad) leave none and give a note; the feed
+    is read all the same.
+    """
+    base = episode.link if episode.link and is_http_url(episode.link) else url
+    try:
+        parsed = parse_simple_chapters(entries, base)
+    except ChaptersError as e:
+        return episode, _chapter_note(episode, number, str(e))
+    note = _chapter_note(episode, number, "; ".join(parsed.warnings)) if parsed.warnings else None
+    return dataclasses.replace(episode, simple_chapters=parsed.chapters), note
+
+
+def _chapter_note(episode: Episode, number: int, problem: str) -> str:
+    """``psc:chapters of item 3 'Title': <problem>`` on one line."""
+    name = episode.title or episode.guid
+    where = f"item {number} {_quoted(name)}" if name else f"item {number}"
+    return one_line(f"psc:chapters of {where}: {problem}", _MAX_REASON + 100)
+
+
+def _chapter_warnings(notes: Sequence[str]) -> tuple[str, ...]:
+    """The first few psc:chapters notes, one line each, then one line counting the rest."""
+    if len(notes) <= _SAMPLES:
+        return tuple(notes)
+    rest = len(notes) - _SAMPLES
+    more = f"psc:chapters of {rest:,} more item{'s' if rest > 1 else ''} had bad entries too"
+    return (*notes[:_SAMPLES], more)
 
 
 def _absolute(episode: Episode, base: str) -> Episode:

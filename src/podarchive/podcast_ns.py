@@ -3,7 +3,8 @@
 feedparser keeps only the last of repeated ``podcast:*`` tags, names them after whatever
 prefix the feed chose, and turns ``<itunes:explicit>true</itunes:explicit>`` into ``None``.
 :func:`scan` reads those tags (and raw ``itunes:explicit``, ``itunes:author``,
-``itunes:image``, nested ``itunes:category``) by namespace URI instead.
+``itunes:image``, nested ``itunes:category``, Podlove ``psc:chapter`` attributes) by
+namespace URI instead.
 
 This is the only module that imports lxml for feeds. The parser never resolves entities,
 loads a DTD or touches the network, and recovers from broken XML; a body it cannot read
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from podarchive.chapters import MAX_CHAPTERS, SimpleChapter
 from podarchive.types import Chapters, Funding, Person, Transcript
 
 PODCAST_NAMESPACES = frozenset(
@@ -33,6 +35,15 @@ ITUNES_NAMESPACES = frozenset(
     {
         "http://www.itunes.com/dtds/podcast-1.0.dtd",
         "https://www.itunes.com/dtds/podcast-1.0.dtd",
+    }
+)
+# Podlove Simple Chapters (psc:chapters): the spec's URI, and https / a trailing slash tolerated.
+PSC_NAMESPACES = frozenset(
+    {
+        "http://podlove.org/simple-chapters",
+        "https://podlove.org/simple-chapters",
+        "http://podlove.org/simple-chapters/",
+        "https://podlove.org/simple-chapters/",
     }
 )
 ATOM_NAMESPACES = frozenset(
@@ -53,9 +64,10 @@ ITEM_NAMES = frozenset({"item", "entry"})
 _ITEM_TAGS = tuple(f"{{*}}{name}" for name in sorted(ITEM_NAMES))  # lxml: any namespace or none
 # Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
 # literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
-KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes"}
+KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes", "psc": "psc"}
 
 PODCAST = "podcast"
+PSC = "psc"
 FEED_HISTORY = "http://purl.org/syndication/history/1.0"  # RFC 5005
 ITUNES = "itunes"
 OTHER = ""
@@ -76,6 +88,9 @@ class ItemScan:
     transcripts: tuple[Transcript, ...] = ()
     chapters: tuple[Chapters, ...] = ()
     persons: tuple[Person, ...] = ()
+    # psc:chapter (start, title, href, image) attributes, document order, at most
+    # MAX_CHAPTERS + 1 (one over the cap, so that chapters.parse_simple_chapters says it cut)
+    simple_chapters: tuple[SimpleChapter, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +179,7 @@ def _repair(text: str | None, utf8: bool) -> str | None:
 
 @functools.lru_cache(maxsize=1024)  # a feed repeats a few dozen tag names thousands of times
 def _split(tag: object) -> tuple[str, str]:
-    """(kind, local name) of a tag: kind is PODCAST, ITUNES, or the lower-cased other URI."""
+    """(kind, local name) of a tag: PODCAST, ITUNES, PSC, or the lower-cased other URI."""
     if not isinstance(tag, str):
         return OTHER, ""
     if tag.startswith("{"):
@@ -174,6 +189,8 @@ def _split(tag: object) -> tuple[str, str]:
             return PODCAST, local
         if uri in ITUNES_NAMESPACES:
             return ITUNES, local
+        if uri in PSC_NAMESPACES:
+            return PSC, local
         return uri, local
     prefix, colon, local = tag.partition(":")
     if colon:
@@ -221,6 +238,7 @@ def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
     transcripts: list[Transcript] = []
     chapters: list[Chapters] = []
     persons: list[Person] = []
+    simple_chapters: list[SimpleChapter] = []
     for kind, local, el in _children(item):
         if kind == PODCAST and local == "transcript" and (url := _attr(el, "url")):
             transcripts.append(
@@ -234,6 +252,8 @@ def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
                     name, _attr(el, "role"), _attr(el, "group"), _attr(el, "href"), _attr(el, "img")
                 )
             )
+        elif kind == PSC and local == "chapters":
+            _simple_chapters(el, simple_chapters)
         elif (key := _item_key(kind, local)) is not None:
             text = _raw_text(el) if key in RAW_KEYS else _text(el)
             found.setdefault(key, text if key == "guid" else _repair(text, utf8))
@@ -249,7 +269,19 @@ def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
         transcripts=tuple(transcripts),
         chapters=tuple(chapters),
         persons=tuple(persons),
+        simple_chapters=tuple(simple_chapters),
     )
+
+
+def _simple_chapters(chapters: etree._Element, found: list[SimpleChapter]) -> None:
+    """Append each ``psc:chapter``'s (start, title, href, image), stopping one over the cap."""
+    for kind, local, el in _children(chapters):
+        if len(found) > MAX_CHAPTERS:
+            return
+        if kind == PSC and local == "chapter":
+            found.append(
+                (_attr(el, "start"), _attr(el, "title"), _attr(el, "href"), _attr(el, "image"))
+            )
 
 
 RAW_KEYS = frozenset({"description", "content_encoded"})

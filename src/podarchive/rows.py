@@ -44,7 +44,7 @@ def episode_row(episode: Episode, notes_text: str | None = None) -> Row:
     notes = episode.notes_html
     if notes and notes_text is None:
         notes_text = html_to_text(notes)
-    return {
+    row: Row = {
         "guid": episode.guid,
         "title": episode.title,
         "published": episode.published,
@@ -67,6 +67,9 @@ def episode_row(episode: Episode, notes_text: str | None = None) -> Row:
         "persons": _json_list([asdict(p) for p in episode.persons]),
         "page_url": episode.link if episode.link and is_http_url(episode.link) else None,
     }
+    if episode.simple_chapters:  # only when given: rows stored before schema 8 hash the same
+        row["simple_chapters"] = _json_list([asdict(c) for c in episode.simple_chapters])
+    return row
 
 
 def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite], list[str]]:
