@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from podarchive.config import (
     format_interval,
     load_schedules,
     parse_interval,
+    render_schedule,
 )
 from podarchive.errors import ScheduleError
 
@@ -128,3 +130,97 @@ def test_add_schedule_writes_a_file_that_loads_back(tmp_path: Path) -> None:
     )
     with pytest.raises(ScheduleError, match="already scheduled"):
         add_schedule(tmp_path, feed)
+
+
+def test_page_every_transcripts_and_chapters(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "a.toml",
+        '[[feed]]\nurl = "https://a.example/1"\npage_every = "12h"\n'
+        "transcripts = false\nchapters = false\n"
+        '[[feed]]\nurl = "https://a.example/2"\npage_every = "1h"\n'
+        '[[feed]]\nurl = "https://a.example/3"\ntranscripts = true\nchapters = true\n',
+    )
+    first, second, third = load_schedules(tmp_path)
+    assert (first.page_every, first.transcripts, first.chapters) == (
+        timedelta(hours=12),
+        False,
+        False,
+    )
+    assert second.page_every == timedelta(hours=1)  # the floor itself is fine
+    assert (third.page_every, third.transcripts, third.chapters) == (None, True, True)
+    default = FeedSchedule(url="https://x.example/f")
+    assert (default.page_every, default.transcripts, default.chapters) == (None, True, True)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('page_every = "soon"', "feed[0].page_every: bad interval"),
+        ('page_every = "0h"', "feed[0].page_every: interval"),
+        ('page_every = ""', "feed[0].page_every: bad interval"),
+        ('page_every = "59m"', "feed[0].page_every: page_every must be at least 60 minutes"),
+        ('page_every = "10s"', "feed[0].page_every: page_every must be at least 60 minutes"),
+        ("page_every = 3600", "feed[0].page_every: must be a str"),
+        ('transcripts = "yes"', "feed[0].transcripts: must be a bool"),
+        ("transcripts = 1", "feed[0].transcripts: must be a bool"),
+        ('chapters = "false"', "feed[0].chapters: must be a bool"),
+        ("chapters = 0", "feed[0].chapters: must be a bool"),
+        ("chapter = true", "feed[0].chapter: unknown key"),
+    ],
+)
+def test_bad_new_keys_name_file_and_key(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, "bad.toml", f'[[feed]]\nurl = "https://x.example/f"\n{line}\n')
+    with pytest.raises(ScheduleError) as info:
+        load_schedules(tmp_path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_page_every_under_the_floor_needs_allow_fast(tmp_path: Path) -> None:
+    write(tmp_path, "fast.toml", '[[feed]]\nurl = "https://x.example/f"\npage_every = "5m"\n')
+    with pytest.raises(ScheduleError, match=r"fast\.toml: feed\[0\]\.page_every: .*--allow-fast"):
+        load_schedules(tmp_path)
+    (feed,) = load_schedules(tmp_path, allow_fast=True)
+    assert feed.page_every == timedelta(minutes=5)
+
+
+@pytest.mark.parametrize(
+    "feed",
+    [
+        FeedSchedule(url="https://x.example/a"),
+        FeedSchedule(url="https://x.example/b", page_every=timedelta(days=1, hours=6)),
+        FeedSchedule(url="https://x.example/c", transcripts=False),
+        FeedSchedule(url="https://x.example/d", chapters=False, pages=False),
+        FeedSchedule(
+            url="https://x.example/e",
+            name="All",
+            cron="0 * * * *",
+            every=None,
+            page_every=timedelta(weeks=2),
+            transcripts=False,
+            chapters=False,
+        ),
+    ],
+    ids=lambda f: f.url[-1],
+)
+def test_render_round_trip_of_new_keys(tmp_path: Path, feed: FeedSchedule) -> None:
+    text = render_schedule(feed)
+    for key, default in (("page_every", None), ("transcripts", True), ("chapters", True)):
+        assert (f"\n{key} = " in text) == (getattr(feed, key) != default)
+    path = write(tmp_path, "one.toml", text)
+    (loaded,) = load_schedules(tmp_path)
+    assert loaded == dataclasses.replace(feed, source=str(path))
+
+
+def test_render_writes_an_under_floor_page_every_that_loads_with_allow_fast(
+    tmp_path: Path,
+) -> None:
+    feed = FeedSchedule(url="https://x.example/f", page_every=timedelta(minutes=5))
+    path = add_schedule(tmp_path, feed, allow_fast=True)
+    assert 'page_every = "5m"' in path.read_text()
+    with pytest.raises(ScheduleError, match="page_every"):
+        load_schedules(tmp_path)
+    (loaded,) = load_schedules(tmp_path, allow_fast=True)
+    assert loaded.page_every == timedelta(minutes=5)

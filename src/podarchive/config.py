@@ -7,10 +7,14 @@ A schedule file is TOML in ``schedules/``, holding one or more ``[[feed]]`` tabl
     name = "PyTorch Developer Podcast"
     every = "1h"          # or: cron = "0 * * * *"
     pages = true
+    page_every = "1d"     # re-check archived episode pages this often (default: by age)
+    transcripts = true    # fetch the episodes' podcast:transcript files
+    chapters = true       # fetch the episodes' podcast:chapters files
 
 Every mistake is reported as one :class:`ScheduleError` naming the file and the key.
 Polling more often than once a minute (:data:`MIN_EVERY`) is refused unless ``allow_fast``
-(``--allow-fast``, meant for tests) is given.
+(``--allow-fast``, meant for tests) is given; so is re-checking episode pages more often than
+once an hour (:data:`podarchive.recheck.MIN_PAGE_EVERY`).
 """
 
 from __future__ import annotations
@@ -25,11 +29,23 @@ from urllib.parse import urlsplit
 
 from podarchive.cron import validate_cron
 from podarchive.errors import ScheduleError
+from podarchive.recheck import check_page_every
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
 FEED_KEYS = frozenset(
-    {"url", "name", "every", "cron", "pages", "user_agent", "allow_private_hosts"}
+    {
+        "url",
+        "name",
+        "every",
+        "cron",
+        "pages",
+        "user_agent",
+        "allow_private_hosts",
+        "page_every",
+        "transcripts",
+        "chapters",
+    }
 )
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _INTERVAL = re.compile(r"(\d+)\s*([smhdw])")
@@ -46,6 +62,9 @@ class FeedSchedule:
     pages: bool = True
     user_agent: str | None = None
     allow_private_hosts: bool = False
+    page_every: timedelta | None = None  # episode-page re-checks; None: recheck's age rule
+    transcripts: bool = True  # fetch podcast:transcript files
+    chapters: bool = True  # fetch podcast:chapters files
     source: str = ""  # the file it came from ("" for ad hoc feeds)
 
     @property
@@ -163,6 +182,13 @@ def _feed_from_table(path: Path, index: int, table: Any, allow_fast: bool) -> Fe
             validate_cron(cron)
         except ValueError as e:
             raise ScheduleError(str(path), str(e), f"{where}.cron") from e
+    page_every_text = get("page_every", str)
+    page_every: timedelta | None = None
+    if page_every_text is not None:
+        try:
+            page_every = check_page_every(parse_interval(page_every_text), allow_fast=allow_fast)
+        except ValueError as e:
+            raise ScheduleError(str(path), str(e), f"{where}.page_every") from e
     return FeedSchedule(
         url=url,
         name=get("name", str),
@@ -171,6 +197,9 @@ def _feed_from_table(path: Path, index: int, table: Any, allow_fast: bool) -> Fe
         pages=get("pages", bool, True),
         user_agent=get("user_agent", str),
         allow_private_hosts=get("allow_private_hosts", bool, False),
+        page_every=page_every,
+        transcripts=get("transcripts", bool, True),
+        chapters=get("chapters", bool, True),
         source=str(path),
     )
 
@@ -196,6 +225,12 @@ def render_schedule(feed: FeedSchedule) -> str:
     elif feed.every is not None:
         lines.append(f"every = {_toml_string(format_interval(feed.every))}")
     lines.append(f"pages = {'true' if feed.pages else 'false'}")
+    if feed.page_every is not None:
+        lines.append(f"page_every = {_toml_string(format_interval(feed.page_every))}")
+    if not feed.transcripts:
+        lines.append("transcripts = false")
+    if not feed.chapters:
+        lines.append("chapters = false")
     return "\n".join(lines) + "\n"
 
 
