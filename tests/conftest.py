@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from loopback import FIXTURES, LoopbackSite, serve_pytorch
@@ -17,6 +19,26 @@ FAST_ENV = {"PODARCHIVE_HOST_GAP": "0", "PODARCHIVE_RETRY_BASE": "0.01"}
 def _fast_politeness(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in FAST_ENV.items():
         monkeypatch.setenv(name, value)
+
+
+_LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "127.0.0.2", ""})
+
+
+@pytest.fixture(autouse=True)
+def _no_network_beyond_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests talk only to their own 127.0.0.1 servers, whatever URLs feed content names
+    (transcripts, chapters, pages of corpus feeds): other names do not resolve here, on a
+    machine with internet access or without.
+    """
+    real = socket.getaddrinfo
+
+    def loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host or "")
+        if name.lower() not in _LOCAL_NAMES and not name.startswith("127."):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known (test)")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
 
 
 @pytest.fixture

@@ -155,14 +155,29 @@ def _send(
 PYTORCH_SITE = "https://pytorch-dev-podcast.simplecast.com"
 
 
-def serve_pytorch(site: LoopbackSite, *, prefix: str = "/pytorch") -> str:
-    """Serve the PyTorch fixture feed and its episode pages; returns the feed URL.
+PYTORCH_MEDIA = "https://media.simplecast.com/"
+MEDIA_TYPES = {".vtt": "text/vtt", ".srt": "application/octet-stream", ".json": "application/json"}
 
-    Episode links in the feed point at the loopback copies of the pages.
+
+def serve_pytorch(site: LoopbackSite, *, prefix: str = "/pytorch") -> str:
+    """Serve the PyTorch fixture feed, its episode pages and its transcript and chapters
+    files (``fixtures/pytorch/media``); returns the feed URL.
+
+    Episode links and file URLs in the feed point at the loopback copies.
     """
     base = site.url(prefix)
     feed = (FIXTURES / "pytorch" / "feed.xml").read_bytes()
     feed = feed.replace(f"{PYTORCH_SITE}/episodes/".encode(), f"{base}/episodes/".encode())
+    feed = feed.replace(PYTORCH_MEDIA.encode(), f"{base}/media/".encode())
+    media = FIXTURES / "pytorch" / "media"
+    for path in sorted(p for p in media.rglob("*") if p.is_file()):
+        name = path.relative_to(media).as_posix()
+        site.serve(
+            f"{prefix}/media/{name}",
+            path.read_bytes(),
+            etag=f'"{path.stem}-{path.parent.name[:8]}-v1"',
+            content_type=MEDIA_TYPES[path.suffix],
+        )
     site.serve(f"{prefix}/feed.xml", feed, etag='"feed-v1"', content_type="text/xml; charset=utf-8")
     for page in sorted((FIXTURES / "pytorch" / "pages").glob("*.html")):
         site.serve(

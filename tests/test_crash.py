@@ -53,8 +53,19 @@ ENV = {  # one host serves everything: no politeness gap, no retries of a dying 
     "PODARCHIVE_CONNECT_TIMEOUT": "5",
     "PODARCHIVE_READ_TIMEOUT": "5",
 }
-OBSERVATION_LOGS = {"fetches", "feed_bodies", "snapshots"}
-VOLATILE = {"id", "feed_id", "episode_id", "not_before"}  # plus every column named *_at
+OBSERVATION_LOGS = {"fetches", "feed_bodies", "snapshots", "documents", "page_bodies"}
+# row ids (documents are numbered in the order bodies arrive) and times
+VOLATILE = {
+    "id",
+    "feed_id",
+    "episode_id",
+    "not_before",
+    "document_id",
+    "page_document_id",
+    "revision_id",
+    "transcript_id",
+    "chapter_file_id",
+}  # fmt: skip  -- plus every column named *_at
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,15 @@ def archive_sequence(tmp: Path, site: LoopbackSite, sequence: list[bytes], cache
             site.serve("/feed", body)
             update_feeds(
                 archive,
-                [FeedSchedule(url=site.url("/feed"), name="f", pages=False)],
+                [
+                    FeedSchedule(
+                        url=site.url("/feed"),
+                        name="f",
+                        pages=False,
+                        transcripts=False,
+                        chapters=False,
+                    )
+                ],
                 settings=settings,
                 clock=clock,
             )

@@ -46,9 +46,7 @@ def every_row(
         )
     }
     return {
-        t: sorted(
-            conn.execute(f"SELECT {', '.join(f'[{c}]' for c in cols)} FROM [{t}]"), key=repr
-        )
+        t: sorted(conn.execute(f"SELECT {', '.join(f'[{c}]' for c in cols)} FROM [{t}]"), key=repr)
         for t, cols in tables.items()
     }
 
@@ -98,9 +96,7 @@ def test_v5_archive_migrates_to_v6_keeping_every_row_and_its_index(tmp_path: Pat
     schema_after = schema(conn)
     assert set(schema_after) >= LATER
     # what later migrations add (7: covering indexes; 8: new tables, columns and triggers)
-    schema_after = {
-        k: v for k, v in schema_after.items() if k not in LATER and k in schema_before
-    }
+    schema_after = {k: v for k, v in schema_after.items() if k not in LATER and k in schema_before}
     schema_after[("table", "episodes")] = schema_before[("table", "episodes")]
     new_trigger = schema_after.pop(("trigger", "episodes_au"))
     schema_before.pop(("trigger", "episodes_au"))

@@ -71,8 +71,11 @@ def keyed_dump(db: Path) -> dict[str, Any]:
             ),
             "episodes": sorted(
                 (
-                    {k: v for k, v in r.items() if k != "id"}
-                    for r in select("SELECT * FROM episodes")
+                    {k: v for k, v in r.items() if k not in ("id", "page_document_id")}
+                    for r in select(
+                        "SELECT e.*, d.hash AS page_document FROM episodes e "
+                        "LEFT JOIN documents d ON d.id = e.page_document_id"
+                    )
                 ),
                 key=lambda r: r["key"],
             ),
@@ -90,6 +93,44 @@ def keyed_dump(db: Path) -> dict[str, Any]:
                 for r in select(
                     "SELECT e.key, l.source, r.seen_until, l.position, l.url, l.normalized_url, l.domain, l.text "
                     "FROM links l JOIN episodes e ON e.id = l.episode_id LEFT JOIN episode_revisions r ON r.id = l.revision_id"
+                )
+            ),
+            # schema 8: what episodes point to, by episode key, URL and body hash
+            "page_bodies": sorted(
+                tuple(r.values())
+                for r in select(
+                    "SELECT e.key, b.seen_at, d.hash FROM page_bodies b "
+                    "JOIN episodes e ON e.id = b.episode_id JOIN documents d ON d.id = b.document_id"
+                )
+            ),
+            "files": sorted(
+                (tuple("" if v is None else str(v) for v in r.values()))
+                for table in ("transcripts", "chapter_files")
+                for r in select(
+                    f"SELECT '{table}', e.key, f.url, f.position, f.type, f.status, f.error, "
+                    "f.format, f.items, f.warnings, d.hash, f.etag, f.last_modified, f.fetched_at, "
+                    "f.attempts, f.failures, f.next_check_at, f.version_seen_at, f.first_seen_at, "
+                    f"f.unlisted_at FROM {table} f JOIN episodes e ON e.id = f.episode_id "
+                    "LEFT JOIN documents d ON d.id = f.document_id"
+                )
+            ),
+            "segments": sorted(
+                (tuple("" if v is None else str(v) for v in r.values()))
+                for r in select(
+                    "SELECT e.key, t.url, r.seen_until, s.position, s.start, s.end, s.speaker, "
+                    "s.text FROM transcript_segments s JOIN episodes e ON e.id = s.episode_id "
+                    "JOIN transcripts t ON t.id = s.transcript_id "
+                    "LEFT JOIN transcript_revisions r ON r.id = s.revision_id"
+                )
+            ),
+            "chapters": sorted(
+                (tuple("" if v is None else str(v) for v in r.values()))
+                for r in select(
+                    "SELECT e.key, c.source, f.url, r.seen_until, c.position, c.start, c.end, "
+                    "c.title, c.url, c.image, c.toc FROM chapters c "
+                    "JOIN episodes e ON e.id = c.episode_id "
+                    "LEFT JOIN chapter_files f ON f.id = c.chapter_file_id "
+                    "LEFT JOIN chapter_revisions r ON r.id = c.revision_id"
                 )
             ),
         }
@@ -296,7 +337,10 @@ def test_reparse_command(history_db: tuple[Path, Reply, Clock]) -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "PyTorch: 3 bodies replayed; 0 new, 0 changed, 9 unchanged episodes\n"
+    assert result.stdout == (
+        "PyTorch: 3 bodies replayed; 0 new, 0 changed, 9 unchanged episodes; "
+        "9 pages re-read (0 changed, 0 kept as they were)\n"
+    )
     assert keyed_dump(db) == before
     bad = subprocess.run(
         [sys.executable, "-m", "podarchive", "reparse", "Nope", "--db", str(db)],

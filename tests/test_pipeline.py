@@ -129,10 +129,12 @@ def test_first_run_archives_every_episode_with_notes_and_links(
     # full-text search over titles and notes
     hits = rows(db, "SELECT title FROM episodes_fts WHERE episodes_fts MATCH 'dispatcher'")
     assert ("Dispatcher questions with Sherlock",) in hits
-    # one fetch-log row per request: the feed and nine pages
+    # one fetch-log row per request: the feed, nine pages, and the two episodes' files
     assert rows(db, "SELECT kind, status, count(*) FROM fetches GROUP BY 1, 2 ORDER BY 1") == [
+        ("chapters", 200, 2),
         ("feed", 200, 1),
         ("page", 200, 9),
+        ("transcript", 200, 4),
     ]
 
 

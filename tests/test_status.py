@@ -139,6 +139,9 @@ def test_json(archive_db: Path) -> None:
         "pages_failed": 1,
         "pages_empty": 0,
         "pages_missing": 1,
+        "transcripts_failing": 0,
+        "chapters_failing": 0,
+        "file_error": None,
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

@@ -152,6 +152,12 @@ schedules_option = click.option(
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
 @click.option("--all", "everything", is_flag=True, help="Poll every scheduled feed, due or not.")
 @click.option(
+    "--recheck-pages",
+    is_flag=True,
+    help="Re-check every archived episode page, transcript and chapters file of the feeds "
+    "polled now (conditional GET), due or not.",
+)
+@click.option(
     "--wait",
     "wait_seconds",
     type=click.FloatRange(min=0),
@@ -169,6 +175,7 @@ def run(
     allow_fast: bool,
     no_pages: bool,
     everything: bool,
+    recheck_pages: bool,
     wait_seconds: float,
 ) -> None:
     """Update the feeds that are due (or every feed with --all, or just the URLs given).
@@ -179,6 +186,10 @@ def run(
 
     One run at a time: a run finding the archive's lock (<db>.lock) held by another run or
     the daemon exits 0 at once with one line, or waits up to --wait SECONDS first.
+
+    Archived episode pages, transcripts and chapters files are re-checked on their own
+    schedule (daily in an episode's first week, weekly in its first month, then monthly;
+    page_every in the schedule file overrides it); --recheck-pages re-checks them all now.
     """
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock
@@ -195,9 +206,9 @@ def run(
         return
     with lock, _working(db_path) as archive:
         if urls or everything:
-            report = update_feeds(archive, feeds, settings=settings)
+            report = update_feeds(archive, feeds, settings=settings, recheck_pages=recheck_pages)
         else:
-            report = update_due(archive, feeds, settings=settings)
+            report = update_due(archive, feeds, settings=settings, recheck_pages=recheck_pages)
     if report.not_due:
         logging.getLogger("podarchive").info("%d feeds not due yet", report.not_due)
     _finish(report)
@@ -489,7 +500,8 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     """Rebuild feeds (URL or name; all by default) from their stored snapshots.
 
     Replays every distinct body each feed was fetched with, in order, through the current
-    parser, without the network. Page notes are kept as they are.
+    parser, and every kept episode page body through the current extractor, without the
+    network. Pages archived before their bodies were kept stay as they are.
     """
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
@@ -499,7 +511,8 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
         s = r.stats
         click.echo(
             f"{r.label}: {r.bodies} bodies replayed; {s.new} new, {s.changed} changed, "
-            f"{s.unchanged} unchanged episodes"
+            f"{s.unchanged} unchanged episodes; {r.pages} pages re-read ({r.pages_changed} "
+            f"changed, {r.pages_kept} kept as they were)"
         )
         for problem in r.skipped:
             click.echo(f"podarchive: {r.label}: skipped a body seen {problem}", err=True)

@@ -74,6 +74,17 @@ FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 )
 PAGE_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
+TRANSCRIPT_ACCEPT = (
+    "text/vtt, application/x-subrip, application/srt, application/json, text/html;q=0.8, "
+    "text/plain;q=0.8, */*;q=0.5"
+)
+CHAPTERS_ACCEPT = "application/json+chapters, application/json, */*;q=0.5"
+ACCEPT: dict[str, str] = {
+    "feed": FEED_ACCEPT,
+    "page": PAGE_ACCEPT,
+    "transcript": TRANSCRIPT_ACCEPT,
+    "chapters": CHAPTERS_ACCEPT,
+}
 RECORD_URL_LIMIT = 2048  # URLs longer than this are shortened in the fetch log
 TRUNCATED = "truncated: connection closed before the end of the page (no Content-Length)"
 __all__ = ["Fetcher", "FetchRecord", "HostLimiter", "Resolver", "private_address"]
@@ -300,10 +311,8 @@ class Fetcher:
         The whole call, redirects and retries included, ends within ``settings.deadline``.
         A page that may have been cut short is fetched once more (:meth:`_confirm_page`).
         """
-        limit = max_bytes or (
-            self.settings.max_feed_bytes if kind == "feed" else self.settings.max_page_bytes
-        )
-        headers = {"Accept": FEED_ACCEPT if kind == "feed" else PAGE_ACCEPT}
+        limit = max_bytes or self._limit(kind)
+        headers = {"Accept": ACCEPT[kind]}
         if etag:
             headers["If-None-Match"] = etag
         if last_modified:
@@ -314,6 +323,12 @@ class Fetcher:
         hop = _Hop(kind, headers, limit, trusted, log if log is not None else [])
         with netguard.budget(self.settings.deadline):
             return self._follow(url, hop)
+
+    def _limit(self, kind: FetchKind) -> int:
+        """The size cap of a kind of body (after decompression)."""
+        if kind == "feed":
+            return self.settings.max_feed_bytes
+        return self.settings.max_page_bytes if kind == "page" else self.settings.max_file_bytes
 
     def _follow(self, url: str, hop: _Hop) -> FetchResult:
         """Follow redirects from ``url``; each hop checked, retried, recorded."""
@@ -335,7 +350,7 @@ class Fetcher:
                 seen.add(target)
                 current = target
                 continue
-            if status == 200 and hop.kind == "page" and _maybe_cut(response_headers, body):
+            if status == 200 and hop.kind != "feed" and _maybe_cut(response_headers, body):
                 status, response_headers, body, ms = self._confirm_page(current, hop, body)
             if status == 304 or 200 <= status < 300:
                 return FetchResult(

@@ -24,15 +24,28 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from podarchive import __version__, podcast_ns, policy
+from podarchive import __version__, podcast_ns, policy, recheck
 from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
-from podarchive.errors import Abandoned, ExtractError, HTTPStatusError, PodarchiveError
+from podarchive.errors import (
+    Abandoned,
+    ExtractError,
+    HTTPStatusError,
+    PodarchiveError,
+)
 from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
-from podarchive.reading import FeedRead, read_feed, read_items, read_page, with_item_hashes
+from podarchive.reading import (
+    FeedRead,
+    read_chapters,
+    read_feed,
+    read_items,
+    read_page,
+    read_transcript,
+    with_item_hashes,
+)
 from podarchive.rows import channel_row, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import Archive, KnownItems
@@ -42,9 +55,14 @@ from podarchive.types import (
     FetchKind,
     FetchRecord,
     FetchResult,
+    FileKind,
+    FileTask,
+    KeptBody,
     PageNotes,
     PageResult,
     PageTask,
+    ParsedChapters,
+    ParsedTranscript,
     Row,
     SaveStats,
     Snapshot,
@@ -86,6 +104,21 @@ class PageOutcome:
     result: FetchResult | None = None
     notes: PageNotes | None = None
     error: PodarchiveError | None = None
+    body: KeptBody | None = None  # the raw page, kept even when it has no notes
+    schedule: FeedSchedule | None = None  # its page_every sets the next re-check
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """What fetching and reading one transcript or chapters file gave."""
+
+    task: FileTask
+    schedule: FeedSchedule
+    records: list[FetchRecord]
+    result: FetchResult | None = None
+    body: KeptBody | None = None
+    parsed: ParsedTranscript | ParsedChapters | None = None
+    error: PodarchiveError | None = None
 
 
 @dataclass(slots=True)
@@ -102,7 +135,9 @@ class FeedReport:
     pages_ok: int = 0
     pages_empty: int = 0
     pages_failed: int = 0
-    pages_pending: int = 0
+    pages_pending: int = 0  # page and file fetches not stored yet
+    files_ok: int = 0  # transcripts and chapters files read (or unchanged)
+    files_failed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -251,7 +286,8 @@ def fetch_feed(
 #: Bumped whenever parsing or row derivation reads an unchanged item differently, so that the
 #: item cache of every archive forgets what the older code made of each item.
 #: 2: bad bytes, character references and dates cost only themselves (#17).
-READ_REVISION = 2
+#: 3: Podlove Simple Chapters (``simple_chapters``) are read from items (#12).
+READ_REVISION = 3
 
 
 def _item_context(result: FetchResult) -> str:
@@ -319,16 +355,58 @@ def fetch_page(
             last_modified=task.last_modified,
         )
         if result.not_modified:
-            return PageOutcome(task, records, result)
-        notes = (cpu or CpuLane(1)).run(
-            read_page, result.body, result.final_url, result.content_type, weight=len(result.body)
-        )
-        return PageOutcome(task, records, result, notes=notes)
+            return PageOutcome(task, records, result, schedule=schedule)
+        body = KeptBody.of(result.body, result.final_url, result.content_type)
+        try:
+            notes = (cpu or CpuLane(1)).run(
+                read_page, body.body, body.url, body.content_type, weight=len(body.body)
+            )
+        except ExtractError as e:  # no notes: the page is still worth keeping
+            return PageOutcome(task, records, result, error=e, body=body, schedule=schedule)
+        return PageOutcome(task, records, result, notes=notes, body=body, schedule=schedule)
     except PodarchiveError as e:
-        return PageOutcome(task, records, error=e)
+        return PageOutcome(task, records, error=e, schedule=schedule)
     except Exception as e:
         log.exception("unexpected error reading page %s", task.url)
-        return PageOutcome(task, records, error=PodarchiveError(f"internal error: {e!r}"))
+        error = PodarchiveError(f"internal error: {e!r}")
+        return PageOutcome(task, records, error=error, schedule=schedule)
+
+
+def fetch_file(
+    fetcher: Fetcher, task: FileTask, schedule: FeedSchedule, cpu: CpuLane | None = None
+) -> FileOutcome:
+    """Fetch and read one transcript or chapters file. Never raises.
+
+    The URL comes from feed content: it is fetched untrusted (the address guard, politeness
+    and the size cap hold), and a body that does not read is this file's failure only.
+    """
+    records: list[FetchRecord] = []
+    try:
+        result = get_for(
+            fetcher,
+            schedule,
+            task.url,
+            records,
+            kind=task.kind,
+            etag=task.etag,
+            last_modified=task.last_modified,
+        )
+        if result.not_modified:
+            return FileOutcome(task, schedule, records, result)
+        body = KeptBody.of(result.body, result.final_url, result.content_type)
+        lane, weight = cpu or CpuLane(1), len(body.body)
+        parsed: ParsedTranscript | ParsedChapters
+        if task.kind == "transcript":
+            args = (body.body, body.url, body.content_type, task.declared_type)
+            parsed = lane.run(read_transcript, *args, weight=weight)
+        else:
+            parsed = lane.run(read_chapters, body.body, body.url, weight=weight)
+        return FileOutcome(task, schedule, records, result, body, parsed)
+    except PodarchiveError as e:
+        return FileOutcome(task, schedule, records, error=e)
+    except Exception as e:
+        log.exception("unexpected error reading %s %s", task.kind, task.url)
+        return FileOutcome(task, schedule, records, error=PodarchiveError(f"internal error: {e!r}"))
 
 
 # archive phases (calling thread only) ---------------------------------------------------
@@ -489,21 +567,36 @@ def _permanent_target(result: FetchResult) -> str | None:
 
 
 def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
-    """Store a page outcome; returns its status (ok, not_modified, empty, failed)."""
+    """Store a page outcome; returns its status (ok, not_modified, empty, failed).
+
+    A page read with notes (or re-checked) gets its next re-check from
+    :func:`podarchive.recheck.next_check`; its raw body is kept whenever one came.
+    """
     task, result = outcome.task, outcome.result
     if outcome.error is not None:
         status: PageResult = "empty" if isinstance(outcome.error, ExtractError) else "failed"
-        records = _blame_last(outcome.records, outcome.error)
-        archive.record_page(task, status=status, error=str(outcome.error), now=now, records=records)
+        archive.record_page(
+            task,
+            status=status,
+            error=str(outcome.error),
+            now=now,
+            records=_blame_last(outcome.records, outcome.error),
+            body=outcome.body,
+            recheck_at=_page_recheck_at(archive, outcome, status, now),
+        )
         return status
     assert result is not None
+    status = "not_modified" if outcome.notes is None else "ok"
+    recheck_at = _page_recheck_at(archive, outcome, status, now)
     if outcome.notes is None:
-        archive.record_page(task, status="not_modified", now=now, records=outcome.records)
-        return "not_modified"
+        archive.record_page(
+            task, status=status, now=now, records=outcome.records, recheck_at=recheck_at
+        )
+        return status
     notes = outcome.notes
     archive.record_page(
         task,
-        status="ok",
+        status=status,
         now=now,
         records=outcome.records,
         extractor=notes.extractor,
@@ -512,8 +605,97 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
         links=notes.links,
         etag=result.etag,
         last_modified=result.last_modified,
+        body=outcome.body,
+        recheck_at=recheck_at,
     )
-    return "ok"
+    return status
+
+
+def _page_recheck_at(archive: Archive, outcome: PageOutcome, status: str, now: str) -> str | None:
+    """When the page is next re-checked; None while it has never been read with notes."""
+    task = outcome.task
+    read = status in ("ok", "not_modified")
+    if not read and task.status != "ok":
+        return None  # not archived yet: the retry back-off of pages_to_fetch applies
+    if task.first_seen_at is None:
+        published, first_seen = archive.page_age(task.episode_id)
+    else:
+        published, first_seen = task.published, task.first_seen_at
+    return _next_check(
+        task.url,
+        archived=True,
+        published=published,
+        first_seen=first_seen,
+        now=now,
+        every=outcome.schedule.page_every if outcome.schedule else None,
+        failures=0 if read else task.failures + 1,
+    )
+
+
+def _next_check(
+    url: str,
+    *,
+    archived: bool,
+    published: str | None,
+    first_seen: str | None,
+    now: str,
+    every: timedelta | None,
+    failures: int,
+) -> str:
+    moment = parse_iso(now)
+    assert moment is not None
+    return iso(
+        recheck.next_check(
+            url=url,
+            archived=archived,
+            published=parse_iso(published),
+            first_seen=parse_iso(first_seen) or moment,
+            now=moment,
+            every=every,
+            failures=failures,
+        )
+    )
+
+
+def store_file(archive: Archive, outcome: FileOutcome, now: str) -> PageResult:
+    """Store a transcript or chapters file outcome: ok, not_modified, empty or failed.
+
+    A file that fails keeps the rows it was last read into; its reason goes to the fetch
+    log and the file's ``error``, and it backs off (:func:`podarchive.recheck.next_check`).
+    """
+    task, result = outcome.task, outcome.result
+    status: PageResult
+    if outcome.error is not None:
+        status = "failed"
+    elif result is not None and result.not_modified:
+        status = "not_modified"
+    else:
+        count = len(getattr(outcome.parsed, "segments", getattr(outcome.parsed, "chapters", ())))
+        status = "ok" if count else "empty"
+    read = status != "failed"
+    archived = read or task.status in ("ok", "empty")
+    next_at = _next_check(
+        task.url,
+        archived=archived,
+        published=task.published,
+        first_seen=task.first_seen_at,
+        now=now,
+        every=outcome.schedule.page_every,
+        failures=0 if read else task.failures + 1,
+    )
+    archive.record_file(
+        task,
+        status=status,
+        now=now,
+        records=_blame_last(outcome.records, outcome.error) if outcome.error else outcome.records,
+        next_check_at=next_at,
+        error=str(outcome.error) if outcome.error else None,
+        body=outcome.body,
+        parsed=outcome.parsed,
+        etag=result.etag if result else None,
+        last_modified=result.last_modified if result else None,
+    )
+    return status
 
 
 # the run --------------------------------------------------------------------------------
@@ -527,11 +709,18 @@ def update_due(
     transport: httpx.BaseTransport | None = None,
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
+    recheck_pages: bool = False,
 ) -> RunReport:
     """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
     due, waiting = due_feeds(archive, schedules, clock())
     report = update_feeds(
-        archive, due, settings=settings, transport=transport, clock=clock, stop=stop
+        archive,
+        due,
+        settings=settings,
+        transport=transport,
+        clock=clock,
+        stop=stop,
+        recheck_pages=recheck_pages,
     )
     report.not_due = waiting
     return report
@@ -552,6 +741,9 @@ class _Workers:
     def fetch_page(self, task: PageTask, schedule: FeedSchedule) -> Future[Any]:
         return self.threads.submit(fetch_page, self.fetcher, task, schedule, self.cpu)
 
+    def fetch_file(self, task: FileTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_file, self.fetcher, task, schedule, self.cpu)
+
     def abort(self) -> None:
         self.fetcher.abort()
         self.cpu.abort()
@@ -565,8 +757,11 @@ def update_feeds(
     transport: httpx.BaseTransport | None = None,
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
+    recheck_pages: bool = False,
 ) -> RunReport:
-    """Update every feed in ``schedules`` now (and, where enabled, its episode pages).
+    """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
+    transcripts and chapters files: new ones, and archived ones whose re-check is due, or
+    all archived ones with ``recheck_pages``).
 
     Setting ``stop`` makes the run give up what is in flight and return soon; everything
     stored so far is committed (one transaction per feed or page), the rest is left for the
@@ -588,7 +783,7 @@ def update_feeds(
         workers = _Workers(fetcher, threads, cpu, known)
         try:
             pending = _submit_feeds(archive, schedules, workers, report, clock)
-            _drain(archive, pending, workers, report, settings, clock, stop)
+            _drain(archive, pending, workers, report, settings, clock, stop, recheck_pages)
         finally:
             stopping = stop is not None and stop.is_set()
             if stopping:
@@ -632,8 +827,10 @@ def _drain(
     settings: Settings,
     clock: Clock,
     stop: threading.Event | None = None,
+    recheck_pages: bool = False,
 ) -> None:
-    """Store outcomes as they arrive, starting each feed's page fetches once it is stored."""
+    """Store outcomes as they arrive, starting each feed's page and file fetches once it is
+    stored."""
     reports: dict[int, FeedReport] = {}
     while pending:
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
@@ -650,10 +847,16 @@ def _drain(
                 feed_report = store_feed(archive, outcome, clock(), settings)
                 report.feeds.append(feed_report)
                 reports[outcome.state.id] = feed_report
-                wanted = feed_report.ok and outcome.schedule.pages and not (stop and stop.is_set())
-                tasks = _pages_due(archive, outcome.state.id, clock()) if wanted else []
-                feed_report.pages_pending = len(tasks)
-                pending.update(workers.fetch_page(t, outcome.schedule) for t in tasks)
+                if feed_report.ok and not (stop and stop.is_set()):
+                    pending.update(
+                        _start_followers(
+                            archive, outcome, workers, feed_report, clock, recheck_pages
+                        )
+                    )
+            elif isinstance(outcome, FileOutcome):
+                status = store_file(archive, outcome, iso(clock()))
+                feed_report = reports[outcome.task.feed_id]
+                _count_file(feed_report, status, outcome)
             else:
                 status = store_page(archive, outcome, iso(clock()))
                 feed_report = reports[outcome.task.feed_id]
@@ -662,13 +865,42 @@ def _drain(
                 _log_feed(feed_report)
 
 
-def _pages_due(archive: Archive, feed_id: int, now: datetime) -> list[PageTask]:
-    """The feed's episode pages to fetch now (new ones, and failed ones whose wait is over)."""
-    return [
+def _start_followers(
+    archive: Archive,
+    outcome: FeedOutcome,
+    workers: _Workers,
+    report: FeedReport,
+    clock: Clock,
+    recheck_pages: bool,
+) -> list[Future[Any]]:
+    """Start the fetches a stored feed calls for: its due pages and files (by its schedule)."""
+    schedule, feed_id, now = outcome.schedule, outcome.state.id, clock()
+    futures: list[Future[Any]] = []
+    if schedule.pages:
+        pages = _pages_due(archive, feed_id, now, recheck_pages)
+        futures.extend(workers.fetch_page(t, schedule) for t in pages)
+    kinds: list[FileKind] = []
+    if schedule.transcripts:
+        kinds.append("transcript")
+    if schedule.chapters:
+        kinds.append("chapters")
+    files = archive.files_to_fetch(feed_id, iso(now), kinds, everything=recheck_pages)
+    futures.extend(workers.fetch_file(t, schedule) for t in files)
+    report.pages_pending = len(futures)
+    return futures
+
+
+def _pages_due(
+    archive: Archive, feed_id: int, now: datetime, everything: bool = False
+) -> list[PageTask]:
+    """The feed's episode pages to fetch now: new ones, failed ones whose wait is over, and
+    archived ones whose re-check is due (with ``everything``, every archived one)."""
+    fresh = [
         t
         for t in archive.pages_to_fetch(feed_id)
         if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
     ]
+    return fresh + archive.pages_to_recheck(feed_id, iso(now), everything=everything)
 
 
 class PageCounts(Protocol):
@@ -697,6 +929,15 @@ def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) ->
         log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
 
 
+def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) -> None:
+    report.pages_pending -= 1
+    if status == "failed":
+        report.files_failed += 1
+        log.info("%s: %s %s: %s", report.label, outcome.task.kind, outcome.task.url, outcome.error)
+    else:
+        report.files_ok += 1
+
+
 def _log_feed(report: FeedReport) -> None:
     if report.error:
         log.info("%s: failed: %s", report.label, report.error)
@@ -709,6 +950,11 @@ def _log_feed(report: FeedReport) -> None:
             *(report.label, s.new, s.changed, s.unchanged),
             *(report.pages_ok, report.pages_empty, report.pages_failed),
         )
+        if report.files_ok or report.files_failed:
+            log.info(
+                "%s: transcripts and chapters: %d read, %d failed",
+                *(report.label, report.files_ok, report.files_failed),
+            )
     if report.moved_to:
         log.warning("%s: moved to %s (update its schedule file)", report.label, report.moved_to)
     for warning in report.warnings:

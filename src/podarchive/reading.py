@@ -16,13 +16,16 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from podarchive.chapters import parse_chapters_json
 from podarchive.extract import extract_page
 from podarchive.identity import episode_key
+from podarchive.mediatype import parse_content_type
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
 from podarchive.policy import PodcastIdentity
 from podarchive.rows import episode_writes
-from podarchive.types import Channel, EpisodeWrite, PageNotes
+from podarchive.transcripts import MEDIA_TYPES, parse_transcript
+from podarchive.types import Channel, EpisodeWrite, PageNotes, ParsedChapters, ParsedTranscript
 
 #: Bytes of items per chunk when a split body is read by several worker processes.
 CHUNK_BYTES = 512 * 1024
@@ -71,6 +74,23 @@ def read_feed(document: bytes, headers: Mapping[str, str] | None, url: str) -> F
 def read_page(body: bytes, url: str, content_type: str | None) -> PageNotes:
     """The show notes of an episode page (:func:`~podarchive.extract.extract_page`)."""
     return extract_page(body, url, content_type=content_type)
+
+
+def read_transcript(
+    body: bytes, url: str, content_type: str | None, declared_type: str | None
+) -> ParsedTranscript:
+    """A transcript's segments. The server's Content-Type when it names a transcript format,
+    else the feed's ``type`` attribute (with the server's charset, if it gave one).
+    """
+    media_type, charset = parse_content_type(content_type)
+    if media_type not in MEDIA_TYPES and declared_type:
+        content_type = f"{declared_type}; charset={charset}" if charset else declared_type
+    return parse_transcript(body, content_type, url)
+
+
+def read_chapters(body: bytes, url: str) -> ParsedChapters:
+    """A ``podcast:chapters`` JSON file's chapters (links resolved against its URL)."""
+    return parse_chapters_json(body, url)
 
 
 Reader = Callable[[Sequence[bytes]], list[FeedRead]]

@@ -19,13 +19,15 @@ Serves issue #12's "Episode pages re-checked", beside the feeds' rules in
 - **Jitter**: ``policy.jitter`` on the page URL, up to 10 % of the interval and at most 12 h,
   so 10,000 daily pages spread over 2.4 h instead of falling due in the same second.
 - A page never checked is due now.
+- Transcript and chapters files follow the same rules (:func:`next_check`); one never read
+  yet retries like a failing page (``policy.error_backoff``: hours, then days).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from podarchive.policy import FOREVER, jitter
+from podarchive.policy import FOREVER, PAGE_RETRY_BASE, error_backoff, jitter
 
 DAY = timedelta(days=1)
 FIRST_WEEK = timedelta(days=7)
@@ -95,6 +97,38 @@ def page_recheck_due(
     try:
         return last_checked + wait + jitter(url, interval, JITTER_FRACTION, JITTER_CAP)
     except OverflowError:
+        return FOREVER
+
+
+def next_check(
+    *,
+    url: str,
+    archived: bool,
+    published: datetime | None,
+    first_seen: datetime,
+    now: datetime,
+    every: timedelta | None = None,
+    failures: int = 0,
+) -> datetime:
+    """When a page or file fetched at ``now`` is next due.
+
+    ``archived`` (read at least once): :func:`page_recheck_due` with ``failures`` consecutive
+    failed re-checks. Never read: the retry back-off of a failing page after ``failures``
+    failures, from ``now``.
+    """
+    if archived:
+        return page_recheck_due(
+            url=url,
+            published=published,
+            first_seen=first_seen,
+            last_checked=now,
+            now=now,
+            every=every,
+            failures=failures,
+        )
+    try:
+        return now + error_backoff(max(1, failures), PAGE_RETRY_BASE)
+    except OverflowError:  # pragma: no cover - past the calendar's end
         return FOREVER
 
 

@@ -5,8 +5,11 @@ parsed from, in the order it was seen and with the times it was seen, into a scr
 archive, and adopts the result: episodes, their feed notes and links, revisions, removal
 marks and the feed's metadata. Archive pages stored by ``backfill`` are replayed as archive
 pages: their episodes only, never marking anything absent nor touching the feed's metadata.
-Page notes are not in the snapshots and stay as they are.
-With an unchanged parser the archive comes out the same as the original runs made it.
+Episode pages are replayed from their kept raw bodies (schema 8, issue #12): every body an
+episode's page served, in order, through the current extractor, rebuilding the page notes,
+page links and page revisions. A page archived before schema 8, whose notes are older than
+any kept body, is left as it is. With an unchanged parser and extractor the archive comes
+out the same as the original runs made it.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from podarchive.errors import ConfigError, ParseError
+from podarchive.errors import ConfigError, ExtractError, ParseError
 from podarchive.parse import parse_feed
+from podarchive.reading import read_page
 from podarchive.rows import channel_row, episode_writes
 from podarchive.store import Archive
-from podarchive.types import SaveStats
+from podarchive.types import PageNotes, SaveStats
 
 
 @dataclass(slots=True)
@@ -29,6 +33,9 @@ class ReparseReport:
     bodies: int = 0
     stats: SaveStats = field(default_factory=SaveStats)
     skipped: list[str] = field(default_factory=list)  # bodies that no longer parse
+    pages: int = 0  # episode pages replayed from their kept bodies
+    pages_changed: int = 0  # … whose notes, links or revisions came out different
+    pages_kept: int = 0  # pages archived before their bodies were kept: left as they are
 
 
 def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
@@ -38,7 +45,28 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     missing = [name for name in feeds if not any(name in (url, label) for _, url, label in known)]
     if missing:
         raise ConfigError(f"no such feed in the archive: {missing[0]}")
-    return [_reparse_one(archive, feed_id, url, name) for feed_id, url, name in chosen]
+    reports = []
+    for feed_id, url, name in chosen:
+        report = _reparse_one(archive, feed_id, url, name)
+        _replay_pages(archive, feed_id, report)
+        reports.append(report)
+    return reports
+
+
+def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None:
+    """Re-extract every kept page body of the feed's episodes and rebuild their page side."""
+    for episode_id in archive.episodes_with_page_bodies(feed_id):
+        if not archive.page_bodies_cover_history(episode_id):
+            report.pages_kept += 1
+            continue
+        versions: list[tuple[str, PageNotes]] = []
+        for seen_at, body in archive.page_observations(episode_id):
+            try:
+                versions.append((seen_at, read_page(body.body, body.url, body.content_type)))
+            except ExtractError:
+                continue  # no notes in this body: the earlier ones stay current
+        report.pages += 1
+        report.pages_changed += archive.rebuild_page_history(episode_id, versions)
 
 
 def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> ReparseReport:

@@ -35,6 +35,9 @@ class Settings:
     )
     max_feed_bytes: int = _setting(50 * MiB, "Largest feed body accepted, after decompression.")
     max_page_bytes: int = _setting(10 * MiB, "Largest episode page accepted, after decompression.")
+    max_file_bytes: int = _setting(
+        20 * MiB, "Largest transcript or chapters file accepted, after decompression."
+    )
     max_redirects: int = _setting(10, "Redirect hops followed before giving up.")
     concurrency: int = _setting(8, "Requests in flight at once, over all hosts.")
     per_host: int = _setting(2, "Requests in flight at once to one host.")

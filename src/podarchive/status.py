@@ -10,7 +10,11 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
      "feeds": [{"url", "name", "title", "fetch_url", "first_seen_at", "last_fetched_at",
                 "last_success_at", "last_error", "last_error_at", "error_count",
                 "next_due_at", "gone_at", "episodes", "pages_pending", "pages_failed",
-                "pages_empty", "pages_missing", "failing"}, ...]}
+                "pages_empty", "pages_missing", "transcripts_failing", "chapters_failing",
+                "file_error", "failing"}, ...]}
+
+``transcripts_failing`` / ``chapters_failing`` count the listed files whose last fetch failed;
+``file_error`` is the latest one's reason.
 """
 
 from __future__ import annotations
@@ -165,7 +169,7 @@ def report(
 _PAGE_KEYS = ("pages_pending", "pages_failed", "pages_empty")
 COLUMNS = (
     "FEED", "LAST SUCCESS", "ERRORS", "LAST ERROR", "NEXT DUE", "EPISODES", "PAGES MISSING",
-    "MOVED/GONE",
+    "FILES FAILING", "MOVED/GONE",
 )  # fmt: skip
 
 
@@ -199,6 +203,7 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
         f"{feed[k]} {k.removeprefix('pages_')}" for k in _PAGE_KEYS if feed.get(k)
     )  # e.g. "2 pending, 1 failed"
     moved = []
+    files = _files_failing(feed)
     if feed.get("gone_at"):
         moved.append(f"gone {str(feed['gone_at'])[:10]}")
     if feed.get("fetch_url"):
@@ -211,8 +216,24 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
         "-" if feed.get("gone_at") else (_until(due, now) if due else "now"),
         str(feed.get("episodes") or 0),
         pages or "-",
+        files or "-",
         "; ".join(moved) or "-",
     )
+
+
+def _files_failing(feed: Mapping[str, Any]) -> str:
+    """``1 transcript, 1 chapters: HTTP 500 …``: failing files and the latest reason."""
+    counts = []
+    if n := feed.get("transcripts_failing"):
+        counts.append(f"{n} transcript{'' if n == 1 else 's'}")
+    if n := feed.get("chapters_failing"):
+        counts.append(f"{n} chapters")
+    if not counts:
+        return ""
+    error = str(feed.get("file_error") or "")
+    if len(error) > _ERROR_WIDTH:
+        error = error[: _ERROR_WIDTH - 1] + "…"
+    return ", ".join(counts) + (f": {error}" if error else "")
 
 
 def _span(delta: timedelta) -> str:

@@ -15,8 +15,7 @@ from pathlib import Path
 from podarchive.history import FEED_TRACKED
 from podarchive.types import FeedHistory, Row, SaveStats
 
-from .base import Connection
-from .episodes import REVISION_COLUMNS
+from .episodes import REVISION_COLUMNS, EpisodesMixin
 from .files import storage_error
 from .schema import EPISODE_COLUMNS, FEED_META_COLUMNS
 
@@ -61,7 +60,7 @@ class KnownItems:
             self._conn.close()
 
 
-class FeedHistoryMixin(Connection):
+class FeedHistoryMixin(EpisodesMixin):
     """Export and import of one feed's history; :class:`KnownItems` for worker threads."""
 
     def known_items(self) -> KnownItems | None:
@@ -149,6 +148,7 @@ class FeedHistoryMixin(Connection):
                 assert cursor.lastrowid is not None
                 ids[row["key"]] = cursor.lastrowid
                 new += 1
+                self._sync_files(cursor.lastrowid, values, _seen(values), new=True)
                 continue
             ids[row["key"]] = found[0]
             changed, unchanged = (
@@ -160,6 +160,7 @@ class FeedHistoryMixin(Connection):
                 f"UPDATE episodes SET {', '.join(f'{c} = :{c}' for c in values)} WHERE id = :id",
                 {**values, "id": found[0]},
             )
+            self._sync_files(found[0], values, _seen(values), new=False)
         return ids, SaveStats(new=new, changed=changed, unchanged=unchanged)
 
     def _import_revisions(self, ids: Mapping[str, int], revisions: Sequence[Row]) -> dict[int, int]:
@@ -216,3 +217,8 @@ class FeedHistoryMixin(Connection):
                 for li in links
             ],
         )  # fmt: skip
+
+
+def _seen(values: Row) -> str:
+    """When the episode's current version was first seen: when its files were first listed."""
+    return str(values.get("version_seen_at") or values.get("first_seen_at") or "")

@@ -9,8 +9,9 @@ the one already kept writes only the page's bookkeeping.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from podarchive.types import FetchRecord, KeptBody, Link, PageTask
+from podarchive.types import FetchRecord, KeptBody, Link, PageNotes, PageTask
 
 from .episodes import EpisodesMixin
 from .schema import PAGE_RECHECK, PAGES_DUE
@@ -167,3 +168,81 @@ class PagesMixin(EpisodesMixin):
             [episode_id],
         ).fetchall()
         return [(seen_at, self.document(document_id)) for seen_at, document_id in rows]
+
+    def episodes_with_page_bodies(self, feed_id: int) -> list[int]:
+        """The feed's episodes whose page bodies are kept (fetched by schema 8 or later)."""
+        rows = self.db.execute(
+            "SELECT DISTINCT b.episode_id FROM page_bodies b JOIN episodes e "
+            "ON e.id = b.episode_id WHERE e.feed_id = ? ORDER BY b.episode_id",
+            [feed_id],
+        )
+        return [int(r[0]) for r in rows]
+
+    def rebuild_page_history(
+        self, episode_id: int, versions: Sequence[tuple[str, PageNotes]]
+    ) -> bool:
+        """Replace the episode's page notes, page links and page revisions with ``versions``
+        ((seen since, notes), oldest first: what re-reading its kept bodies gave), in one
+        transaction. No version leaves the page without notes. True when anything changed.
+        """
+        with self.transaction():
+            before = self._page_history(episode_id)
+            old = [r for (r,) in self.db.execute(
+                "SELECT id FROM episode_revisions WHERE episode_id = ? AND source = 'page'",
+                [episode_id],
+            )]  # fmt: skip
+            marks = ", ".join("?" * len(old))
+            if old:
+                self.db.execute(f"DELETE FROM links WHERE revision_id IN ({marks})", old)
+                self.db.execute(f"DELETE FROM episode_revisions WHERE id IN ({marks})", old)
+            self.db.execute(
+                "UPDATE episodes SET page_notes_html = NULL, page_notes_text = NULL, "
+                "page_extractor = NULL, page_version_seen_at = NULL WHERE id = ?",
+                [episode_id],
+            )
+            self._drop_links(episode_id, "page")
+            task = PageTask(episode_id, 0, "", None, None)
+            for seen_at, notes in versions:
+                self._store_notes(
+                    task, seen_at, notes.extractor, notes.html, notes.text, notes.links
+                )
+            self.db.execute(
+                "UPDATE episodes SET page_status = CASE WHEN page_notes_text IS NULL "
+                "THEN 'empty' ELSE 'ok' END WHERE id = ? AND page_status IS NOT NULL",
+                [episode_id],
+            )
+            return self._page_history(episode_id) != before
+
+    def _page_history(self, episode_id: int) -> tuple[Any, ...]:
+        return (
+            self.db.execute(
+                "SELECT page_notes_html, page_extractor, page_version_seen_at, page_status "
+                "FROM episodes WHERE id = ?",
+                [episode_id],
+            ).fetchone(),
+            self.db.execute(
+                "SELECT seen_from, seen_until, page_notes_html FROM episode_revisions "
+                "WHERE episode_id = ? AND source = 'page' ORDER BY seen_until",
+                [episode_id],
+            ).fetchall(),
+            self.db.execute(
+                "SELECT l.position, l.url, l.text, r.seen_until FROM links l "
+                "LEFT JOIN episode_revisions r ON r.id = l.revision_id "
+                "WHERE l.episode_id = ? AND l.source = 'page' ORDER BY r.seen_until, l.position",
+                [episode_id],
+            ).fetchall(),
+        )
+
+    def page_bodies_cover_history(self, episode_id: int) -> bool:
+        """Whether the kept bodies go back to the episode's first page notes (a page archived
+        before schema 8 has notes and revisions older than any kept body: replaying only the
+        kept bodies would lose them).
+        """
+        first_body, first_revision, current = self.db.execute(
+            "SELECT (SELECT min(seen_at) FROM page_bodies WHERE episode_id = :id), "
+            "(SELECT min(seen_from) FROM episode_revisions WHERE episode_id = :id "
+            "AND source = 'page'), page_version_seen_at FROM episodes WHERE id = :id",
+            {"id": episode_id},
+        ).fetchone()
+        stamps = [s for s in (first_revision, current) if s is not None]
+        return first_body is not None and all(first_body <= s for s in stamps)

@@ -36,8 +36,27 @@ class StatusMixin(Connection):
             "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
             " AND e.page_status = 'failed') AS pages_failed, "
             "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
-            " AND e.page_status = 'empty') AS pages_empty "
+            " AND e.page_status = 'empty') AS pages_empty, "
+            f"{_failing_files('transcripts')} AS transcripts_failing, "
+            f"{_failing_files('chapter_files')} AS chapters_failing, "
+            f"(SELECT error FROM ({_file_errors('transcripts')} UNION ALL "
+            f"{_file_errors('chapter_files')}) ORDER BY fetched_at DESC LIMIT 1) AS file_error "
             "FROM feeds f ORDER BY coalesce(f.name, f.title, f.url), f.id"
         )
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _failing_files(table: str) -> str:
+    """How many of the feed's listed files of ``table`` failed their last fetch."""
+    return (
+        f"(SELECT count(*) FROM {table} x JOIN episodes e ON e.id = x.episode_id "
+        "WHERE e.feed_id = f.id AND x.failures > 0 AND x.unlisted_at IS NULL)"
+    )
+
+
+def _file_errors(table: str) -> str:
+    return (
+        f"SELECT x.error, x.fetched_at FROM {table} x JOIN episodes e ON e.id = x.episode_id "
+        "WHERE e.feed_id = f.id AND x.failures > 0 AND x.unlisted_at IS NULL"
+    )
