@@ -29,8 +29,9 @@ from server import ServerProcess
 
 from podarchive.config import FeedSchedule
 from podarchive.fetch import Fetcher
+from podarchive.pages import fetch_page
 from podarchive.parse import parse_feed
-from podarchive.pipeline import fetch_feed, fetch_page
+from podarchive.pipeline import fetch_feed
 from podarchive.transcripts import parse_transcript
 from podarchive.types import FeedState, PageTask
 

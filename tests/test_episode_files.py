@@ -25,8 +25,8 @@ from loopback import LoopbackSite
 
 from podarchive.cli import cli
 from podarchive.config import FeedSchedule
+from podarchive.episode_files import fetch_file
 from podarchive.fetch import Fetcher
-from podarchive.pipeline import fetch_file
 from podarchive.settings import Settings
 from podarchive.types import FileTask
 

@@ -56,7 +56,20 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "app",
-        frozenset({"pipeline", "backfill", "reparse", "discover", "scheduler", "status", "serve"}),
+        frozenset(
+            {
+                "fetch_for",
+                "pages",
+                "episode_files",
+                "pipeline",
+                "backfill",
+                "reparse",
+                "discover",
+                "scheduler",
+                "status",
+                "serve",
+            }
+        ),  # fmt: skip
     ),
     ("shell", frozenset({"cli", "__main__"})),
 )

@@ -15,7 +15,7 @@ For each feed, in named phases:
    else its paginated episode listing. Pages are matched to episodes by normalized URL;
    the others become ``page:<url>`` episodes marked ``found_on_site_at``.
 4. **pages** — every episode page not yet archived, and those that failed, through
-   :func:`pipeline.fetch_page` / :func:`pipeline.store_page` (one transaction per page).
+   :func:`pages.fetch_page` / :func:`pages.store_page` (one transaction per page).
 
 One :class:`Fetcher` serves the whole backfill, so the per-host limits, gap, retries and
 Retry-After of runs apply. Setting ``stop`` ends the backfill gracefully: nothing new is
@@ -42,16 +42,10 @@ from podarchive.config import FeedSchedule
 from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
 from podarchive.fetch import Fetcher
+from podarchive.fetch_for import get_for
+from podarchive.pages import PageOutcome, count_page, fetch_page, store_page
 from podarchive.parse import parse_feed
-from podarchive.pipeline import (
-    PageOutcome,
-    count_page,
-    fetch_feed,
-    fetch_page,
-    get_for,
-    store_feed,
-    store_page,
-)
+from podarchive.pipeline import fetch_feed, store_feed
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
 from podarchive.store import Archive

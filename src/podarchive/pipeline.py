@@ -11,7 +11,6 @@ fetch log, the feed's error state, and one line in the :class:`RunReport`.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import threading
@@ -19,31 +18,30 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from podarchive import __version__, podcast_ns, policy, recheck
+from podarchive import __version__, podcast_ns, policy
 from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
+from podarchive.episode_files import FileOutcome, fetch_file, store_file
 from podarchive.errors import (
     Abandoned,
-    ExtractError,
     HTTPStatusError,
     PodarchiveError,
 )
 from podarchive.fetch import Fetcher
+from podarchive.fetch_for import blame_last, get_for
+from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
 from podarchive.reading import (
     FeedRead,
-    read_chapters,
     read_feed,
     read_items,
-    read_page,
-    read_transcript,
     with_item_hashes,
 )
 from podarchive.rows import channel_row, podcast_identity
@@ -52,17 +50,12 @@ from podarchive.store import Archive, KnownItems
 from podarchive.types import (
     EpisodeWrite,
     FeedState,
-    FetchKind,
     FetchRecord,
     FetchResult,
     FileKind,
     FileTask,
-    KeptBody,
-    PageNotes,
     PageResult,
     PageTask,
-    ParsedChapters,
-    ParsedTranscript,
     Row,
     SaveStats,
     Snapshot,
@@ -95,30 +88,6 @@ class FeedOutcome:
     well_formed: bool = True  # parsed without recovering from errors
     split: FeedSplit | None = None  # the body cut into skeleton and items, when possible
     listed: tuple[str, ...] = ()  # keys of listed episodes not parsed: their items are known
-
-
-@dataclass(frozen=True, slots=True)
-class PageOutcome:
-    task: PageTask
-    records: list[FetchRecord]
-    result: FetchResult | None = None
-    notes: PageNotes | None = None
-    error: PodarchiveError | None = None
-    body: KeptBody | None = None  # the raw page, kept even when it has no notes
-    schedule: FeedSchedule | None = None  # its page_every sets the next re-check
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """What fetching and reading one transcript or chapters file gave."""
-
-    task: FileTask
-    schedule: FeedSchedule
-    records: list[FetchRecord]
-    result: FetchResult | None = None
-    body: KeptBody | None = None
-    parsed: ParsedTranscript | ParsedChapters | None = None
-    error: PodarchiveError | None = None
 
 
 @dataclass(slots=True)
@@ -194,35 +163,6 @@ def _is_due(
 
 
 # worker phases (no archive access) ------------------------------------------------------
-
-
-def get_for(
-    fetcher: Fetcher,
-    schedule: FeedSchedule,
-    url: str,
-    records: list[FetchRecord],
-    *,
-    kind: FetchKind,
-    etag: str | None = None,
-    last_modified: str | None = None,
-    trusted: bool = False,
-) -> FetchResult:
-    """GET ``url`` on behalf of ``schedule``; every request is appended to ``records``.
-
-    The schedule's ``user_agent`` is sent and its ``allow_private_hosts`` lets the URL reach
-    private hosts. The URL is untrusted (taken from feed content: the address guard holds at
-    every hop) unless ``trusted``: the feed's own URL, as configured or moved to.
-    """
-    return fetcher.get(
-        url,
-        kind=kind,
-        etag=etag,
-        last_modified=last_modified,
-        trusted=trusted,
-        user_agent=schedule.user_agent,
-        allow_private_hosts=schedule.allow_private_hosts,
-        log=records,
-    )
 
 
 def fetch_feed(
@@ -339,76 +279,6 @@ def _check_new_feed_url(
     return None, (f"itunes:new-feed-url {proposed} not followed: it serves another podcast",)
 
 
-def fetch_page(
-    fetcher: Fetcher, task: PageTask, schedule: FeedSchedule, cpu: CpuLane | None = None
-) -> PageOutcome:
-    """Fetch and extract one episode page. Never raises. ``cpu``: where extraction runs."""
-    records: list[FetchRecord] = []
-    try:
-        result = get_for(
-            fetcher,
-            schedule,
-            task.url,
-            records,
-            kind="page",
-            etag=task.etag,
-            last_modified=task.last_modified,
-        )
-        if result.not_modified:
-            return PageOutcome(task, records, result, schedule=schedule)
-        body = KeptBody.of(result.body, result.final_url, result.content_type)
-        try:
-            notes = (cpu or CpuLane(1)).run(
-                read_page, body.body, body.url, body.content_type, weight=len(body.body)
-            )
-        except ExtractError as e:  # no notes: the page is still worth keeping
-            return PageOutcome(task, records, result, error=e, body=body, schedule=schedule)
-        return PageOutcome(task, records, result, notes=notes, body=body, schedule=schedule)
-    except PodarchiveError as e:
-        return PageOutcome(task, records, error=e, schedule=schedule)
-    except Exception as e:
-        log.exception("unexpected error reading page %s", task.url)
-        error = PodarchiveError(f"internal error: {e!r}")
-        return PageOutcome(task, records, error=error, schedule=schedule)
-
-
-def fetch_file(
-    fetcher: Fetcher, task: FileTask, schedule: FeedSchedule, cpu: CpuLane | None = None
-) -> FileOutcome:
-    """Fetch and read one transcript or chapters file. Never raises.
-
-    The URL comes from feed content: it is fetched untrusted (the address guard, politeness
-    and the size cap hold), and a body that does not read is this file's failure only.
-    """
-    records: list[FetchRecord] = []
-    try:
-        result = get_for(
-            fetcher,
-            schedule,
-            task.url,
-            records,
-            kind=task.kind,
-            etag=task.etag,
-            last_modified=task.last_modified,
-        )
-        if result.not_modified:
-            return FileOutcome(task, schedule, records, result)
-        body = KeptBody.of(result.body, result.final_url, result.content_type)
-        lane, weight = cpu or CpuLane(1), len(body.body)
-        parsed: ParsedTranscript | ParsedChapters
-        if task.kind == "transcript":
-            args = (body.body, body.url, body.content_type, task.declared_type)
-            parsed = lane.run(read_transcript, *args, weight=weight)
-        else:
-            parsed = lane.run(read_chapters, body.body, body.url, weight=weight)
-        return FileOutcome(task, schedule, records, result, body, parsed)
-    except PodarchiveError as e:
-        return FileOutcome(task, schedule, records, error=e)
-    except Exception as e:
-        log.exception("unexpected error reading %s %s", task.kind, task.url)
-        return FileOutcome(task, schedule, records, error=PodarchiveError(f"internal error: {e!r}"))
-
-
 # archive phases (calling thread only) ---------------------------------------------------
 
 
@@ -443,7 +313,7 @@ def _store_failure(archive: Archive, outcome: FeedOutcome, now: datetime) -> Non
         str(error),
         status,
         iso(now),
-        _blame_last(outcome.records, error),
+        blame_last(outcome.records, error),
         gone=status == 410,
     )
     retry_after = isinstance(error, HTTPStatusError) and policy.parse_retry_after(
@@ -452,13 +322,6 @@ def _store_failure(archive: Archive, outcome: FeedOutcome, now: datetime) -> Non
     archive.set_schedule_state(
         state.id, next_due_at=None, not_before=iso(retry_after) if retry_after else None
     )
-
-
-def _blame_last(records: list[FetchRecord], error: PodarchiveError) -> list[FetchRecord]:
-    """A failure found after the last request (a parse error, a redirect loop) is its error."""
-    if records and records[-1].error is None:
-        return [*records[:-1], dataclasses.replace(records[-1], error=str(error))]
-    return records
 
 
 def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tuple[bool, SaveStats]:
@@ -564,138 +427,6 @@ def _permanent_target(result: FetchResult) -> str | None:
             break
         target = hop.location
     return target
-
-
-def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
-    """Store a page outcome; returns its status (ok, not_modified, empty, failed).
-
-    A page read with notes (or re-checked) gets its next re-check from
-    :func:`podarchive.recheck.next_check`; its raw body is kept whenever one came.
-    """
-    task, result = outcome.task, outcome.result
-    if outcome.error is not None:
-        status: PageResult = "empty" if isinstance(outcome.error, ExtractError) else "failed"
-        archive.record_page(
-            task,
-            status=status,
-            error=str(outcome.error),
-            now=now,
-            records=_blame_last(outcome.records, outcome.error),
-            body=outcome.body,
-            recheck_at=_page_recheck_at(archive, outcome, status, now),
-        )
-        return status
-    assert result is not None
-    status = "not_modified" if outcome.notes is None else "ok"
-    recheck_at = _page_recheck_at(archive, outcome, status, now)
-    if outcome.notes is None:
-        archive.record_page(
-            task, status=status, now=now, records=outcome.records, recheck_at=recheck_at
-        )
-        return status
-    notes = outcome.notes
-    archive.record_page(
-        task,
-        status=status,
-        now=now,
-        records=outcome.records,
-        extractor=notes.extractor,
-        notes_html=notes.html,
-        notes_text=notes.text,
-        links=notes.links,
-        etag=result.etag,
-        last_modified=result.last_modified,
-        body=outcome.body,
-        recheck_at=recheck_at,
-    )
-    return status
-
-
-def _page_recheck_at(archive: Archive, outcome: PageOutcome, status: str, now: str) -> str | None:
-    """When the page is next re-checked; None while it has never been read with notes."""
-    task = outcome.task
-    read = status in ("ok", "not_modified")
-    if not read and task.status != "ok":
-        return None  # not archived yet: the retry back-off of pages_to_fetch applies
-    if task.first_seen_at is None:
-        published, first_seen = archive.page_age(task.episode_id)
-    else:
-        published, first_seen = task.published, task.first_seen_at
-    return _next_check(
-        task.url,
-        archived=True,
-        published=published,
-        first_seen=first_seen,
-        now=now,
-        every=outcome.schedule.page_every if outcome.schedule else None,
-        failures=0 if read else task.failures + 1,
-    )
-
-
-def _next_check(
-    url: str,
-    *,
-    archived: bool,
-    published: str | None,
-    first_seen: str | None,
-    now: str,
-    every: timedelta | None,
-    failures: int,
-) -> str:
-    moment = parse_iso(now)
-    assert moment is not None
-    return iso(
-        recheck.next_check(
-            url=url,
-            archived=archived,
-            published=parse_iso(published),
-            first_seen=parse_iso(first_seen) or moment,
-            now=moment,
-            every=every,
-            failures=failures,
-        )
-    )
-
-
-def store_file(archive: Archive, outcome: FileOutcome, now: str) -> PageResult:
-    """Store a transcript or chapters file outcome: ok, not_modified, empty or failed.
-
-    A file that fails keeps the rows it was last read into; its reason goes to the fetch
-    log and the file's ``error``, and it backs off (:func:`podarchive.recheck.next_check`).
-    """
-    task, result = outcome.task, outcome.result
-    status: PageResult
-    if outcome.error is not None:
-        status = "failed"
-    elif result is not None and result.not_modified:
-        status = "not_modified"
-    else:
-        count = len(getattr(outcome.parsed, "segments", getattr(outcome.parsed, "chapters", ())))
-        status = "ok" if count else "empty"
-    read = status != "failed"
-    archived = read or task.status in ("ok", "empty")
-    next_at = _next_check(
-        task.url,
-        archived=archived,
-        published=task.published,
-        first_seen=task.first_seen_at,
-        now=now,
-        every=outcome.schedule.page_every,
-        failures=0 if read else task.failures + 1,
-    )
-    archive.record_file(
-        task,
-        status=status,
-        now=now,
-        records=_blame_last(outcome.records, outcome.error) if outcome.error else outcome.records,
-        next_check_at=next_at,
-        error=str(outcome.error) if outcome.error else None,
-        body=outcome.body,
-        parsed=outcome.parsed,
-        etag=result.etag if result else None,
-        last_modified=result.last_modified if result else None,
-    )
-    return status
 
 
 # the run --------------------------------------------------------------------------------
@@ -877,7 +608,7 @@ def _start_followers(
     schedule, feed_id, now = outcome.schedule, outcome.state.id, clock()
     futures: list[Future[Any]] = []
     if schedule.pages:
-        pages = _pages_due(archive, feed_id, now, recheck_pages)
+        pages = pages_due(archive, feed_id, now, recheck_pages)
         futures.extend(workers.fetch_page(t, schedule) for t in pages)
     kinds: list[FileKind] = []
     if schedule.transcripts:
@@ -888,39 +619,6 @@ def _start_followers(
     futures.extend(workers.fetch_file(t, schedule) for t in files)
     report.pages_pending = len(futures)
     return futures
-
-
-def _pages_due(
-    archive: Archive, feed_id: int, now: datetime, everything: bool = False
-) -> list[PageTask]:
-    """The feed's episode pages to fetch now: new ones, failed ones whose wait is over, and
-    archived ones whose re-check is due (with ``everything``, every archived one)."""
-    fresh = [
-        t
-        for t in archive.pages_to_fetch(feed_id)
-        if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
-    ]
-    return fresh + archive.pages_to_recheck(feed_id, iso(now), everything=everything)
-
-
-class PageCounts(Protocol):
-    """A report that tallies episode pages (:class:`FeedReport`, a backfill's report)."""
-
-    pages_ok: int
-    pages_empty: int
-    pages_failed: int
-
-
-def count_page(counts: PageCounts, status: PageResult) -> bool:
-    """Tally one stored page: ok (a 304 too), empty or failed. True for empty or failed."""
-    if status in ("ok", "not_modified"):
-        counts.pages_ok += 1
-        return False
-    if status == "empty":
-        counts.pages_empty += 1
-    else:
-        counts.pages_failed += 1
-    return True
 
 
 def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:

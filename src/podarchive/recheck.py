@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from podarchive.clock import iso, parse_iso
 from podarchive.policy import FOREVER, PAGE_RETRY_BASE, error_backoff, jitter
 
 DAY = timedelta(days=1)
@@ -130,6 +131,33 @@ def next_check(
         return now + error_backoff(max(1, failures), PAGE_RETRY_BASE)
     except OverflowError:  # pragma: no cover - past the calendar's end
         return FOREVER
+
+
+def next_check_at(
+    url: str,
+    *,
+    archived: bool,
+    published: str | None,
+    first_seen: str | None,
+    now: str,
+    every: timedelta | None,
+    failures: int,
+) -> str:
+    """:func:`next_check` over the archive's timestamps (``first_seen`` missing: ``now``)."""
+    moment = parse_iso(now)
+    if moment is None:
+        raise ValueError(f"not a timestamp: {now!r}")
+    return iso(
+        next_check(
+            url=url,
+            archived=archived,
+            published=parse_iso(published),
+            first_seen=parse_iso(first_seen) or moment,
+            now=moment,
+            every=every,
+            failures=failures,
+        )
+    )
 
 
 def check_page_every(interval: timedelta, *, allow_fast: bool = False) -> timedelta:

@@ -23,6 +23,10 @@ _TASK_COLUMNS = (
 _DUE_COLUMNS = _TASK_COLUMNS.index(", published")  # what the pages-due index holds
 
 
+class _Unchanged(Exception):
+    """A replayed page history equal to the stored one: its transaction is rolled back."""
+
+
 class PagesMixin(EpisodesMixin):
     """The page side of episodes: ``page_*`` columns, page links, page revisions and bodies."""
 
@@ -185,33 +189,38 @@ class PagesMixin(EpisodesMixin):
         ((seen since, notes), oldest first: what re-reading its kept bodies gave), in one
         transaction. No version leaves the page without notes. True when anything changed.
         """
-        with self.transaction():
-            before = self._page_history(episode_id)
-            old = [r for (r,) in self.db.execute(
-                "SELECT id FROM episode_revisions WHERE episode_id = ? AND source = 'page'",
-                [episode_id],
-            )]  # fmt: skip
-            marks = ", ".join("?" * len(old))
-            if old:
-                self.db.execute(f"DELETE FROM links WHERE revision_id IN ({marks})", old)
-                self.db.execute(f"DELETE FROM episode_revisions WHERE id IN ({marks})", old)
-            self.db.execute(
-                "UPDATE episodes SET page_notes_html = NULL, page_notes_text = NULL, "
-                "page_extractor = NULL, page_version_seen_at = NULL WHERE id = ?",
-                [episode_id],
-            )
-            self._drop_links(episode_id, "page")
-            task = PageTask(episode_id, 0, "", None, None)
-            for seen_at, notes in versions:
-                self._store_notes(
-                    task, seen_at, notes.extractor, notes.html, notes.text, notes.links
+        try:
+            with self.transaction():
+                before = self._page_history(episode_id)
+                old = [r for (r,) in self.db.execute(
+                    "SELECT id FROM episode_revisions WHERE episode_id = ? AND source = 'page'",
+                    [episode_id],
+                )]  # fmt: skip
+                marks = ", ".join("?" * len(old))
+                if old:
+                    self.db.execute(f"DELETE FROM links WHERE revision_id IN ({marks})", old)
+                    self.db.execute(f"DELETE FROM episode_revisions WHERE id IN ({marks})", old)
+                self.db.execute(
+                    "UPDATE episodes SET page_notes_html = NULL, page_notes_text = NULL, "
+                    "page_extractor = NULL, page_version_seen_at = NULL WHERE id = ?",
+                    [episode_id],
                 )
-            self.db.execute(
-                "UPDATE episodes SET page_status = CASE WHEN page_notes_text IS NULL "
-                "THEN 'empty' ELSE 'ok' END WHERE id = ? AND page_status IS NOT NULL",
-                [episode_id],
-            )
-            return self._page_history(episode_id) != before
+                self._drop_links(episode_id, "page")
+                task = PageTask(episode_id, 0, "", None, None)
+                for seen_at, notes in versions:
+                    self._store_notes(
+                        task, seen_at, notes.extractor, notes.html, notes.text, notes.links
+                    )
+                self.db.execute(
+                    "UPDATE episodes SET page_status = CASE WHEN page_notes_text IS NULL "
+                    "THEN 'empty' ELSE 'ok' END WHERE id = ? AND page_status IS NOT NULL",
+                    [episode_id],
+                )
+                if self._page_history(episode_id) == before:
+                    raise _Unchanged  # roll back: not one row rewritten
+        except _Unchanged:
+            return False
+        return True
 
     def _page_history(self, episode_id: int) -> tuple[Any, ...]:
         return (
