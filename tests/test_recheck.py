@@ -1,14 +1,15 @@
-"""Tests for podarchive.recheck: the age rule, back-off, jitter, page_every, and properties."""
+"""Tests for podarchive.recheck: age rule, back-off, jitter, page_every, next_check, properties."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podarchive.policy import FOREVER, jitter
+from podarchive.policy import FOREVER, MAX_BACKOFF, PAGE_RETRY_BASE, error_backoff, jitter
 from podarchive.recheck import (
     JITTER_CAP,
     JITTER_FRACTION,
@@ -16,6 +17,7 @@ from podarchive.recheck import (
     MIN_PAGE_EVERY,
     check_page_every,
     episode_age,
+    next_check,
     page_recheck_due,
     recheck_backoff,
     recheck_interval,
@@ -235,3 +237,134 @@ def test_never_checked_is_always_due_now(
         failures=failures,
     )
     assert got == now
+
+
+# --- next_check: pages and files fetched at ``now`` ----------------------------------------
+
+URLS = st.text(max_size=30) | st.just(URL)
+FAILURES = st.integers(0, 60) | st.integers(61, 10**6)
+
+
+@st.composite
+def fetches(draw: st.DrawFn) -> dict[str, Any]:
+    """next_check's keywords but ``archived`` and ``failures``: a fetch at ``now``."""
+    now = draw(MOMENTS)
+    return {
+        "url": draw(URLS),
+        "published": draw(st.none() | MOMENTS),  # after now too: age 0
+        "first_seen": draw(st.sampled_from([now]) | MOMENTS),
+        "now": now,
+        "every": draw(EVERY),
+    }
+
+
+def interval_at_now(fetch: dict[str, Any]) -> timedelta:
+    """The interval a page checked now follows: ``every``, else the age rule at now."""
+    every: timedelta | None = fetch["every"]
+    if every is not None:
+        return every
+    return recheck_interval(episode_age(fetch["published"], fetch["first_seen"], fetch["now"]))
+
+
+@settings(max_examples=60)
+@given(fetches(), FAILURES)
+def test_next_check_of_an_archived_page_is_its_recheck_from_now(
+    fetch: dict[str, Any], failures: int
+) -> None:
+    got = next_check(archived=True, failures=failures, **fetch)
+    assert got == page_recheck_due(last_checked=fetch["now"], failures=failures, **fetch)
+
+
+@settings(max_examples=60)
+@given(fetches())
+def test_next_check_of_an_archived_page_waits_at_least_its_interval(
+    fetch: dict[str, Any],
+) -> None:
+    now, interval = fetch["now"], interval_at_now(fetch)
+    got = next_check(archived=True, **fetch)
+    assert got >= now + interval
+    assert got < now + interval + max(
+        min(interval * JITTER_FRACTION, JITTER_CAP), timedelta.resolution
+    )
+    if fetch["every"] is None:
+        assert got >= now + D  # the age rule's shortest interval
+
+
+@settings(max_examples=60)
+@given(fetches(), st.booleans(), FAILURES, FAILURES)
+def test_next_check_is_monotone_in_failures(
+    fetch: dict[str, Any], archived: bool, a: int, b: int
+) -> None:
+    fewer, more = sorted((a, b))
+    assert next_check(archived=archived, failures=fewer, **fetch) <= next_check(
+        archived=archived, failures=more, **fetch
+    )
+
+
+@settings(max_examples=60)
+@given(fetches(), FAILURES)
+def test_next_check_of_an_archived_page_backs_off_at_most_to_the_longest_wait(
+    fetch: dict[str, Any], failures: int
+) -> None:
+    now, interval = fetch["now"], interval_at_now(fetch)
+    got = next_check(archived=True, failures=failures, **fetch)
+    assert got >= now + interval  # a back-off never shortens the interval
+    assert got <= now + max(interval, MAX_RECHECK_WAIT) + JITTER_CAP
+    assert got < now + max(interval, MAX_RECHECK_WAIT) + max(
+        min(interval * JITTER_FRACTION, JITTER_CAP), timedelta.resolution
+    )
+
+
+@settings(max_examples=60)
+@given(fetches(), FAILURES)
+def test_next_check_of_a_file_never_read_is_the_page_retry_back_off(
+    fetch: dict[str, Any], failures: int
+) -> None:
+    """Never read: the page retry back-off from now; the age rule, ``every`` and the jitter
+    play no part.
+    """
+    now = fetch["now"]
+    got = next_check(archived=False, failures=failures, **fetch)
+    assert got == now + error_backoff(max(1, failures), PAGE_RETRY_BASE)
+    assert now < got <= now + max(MAX_BACKOFF, PAGE_RETRY_BASE)
+    assert got == next_check(
+        url="other",
+        archived=False,
+        published=None,
+        first_seen=now,
+        now=now,
+        every=timedelta(days=365),
+        failures=failures,
+    )
+    if failures <= 1:
+        assert got == now + PAGE_RETRY_BASE  # the first retry: an hour
+
+
+@pytest.mark.parametrize(
+    ("archived", "failures", "wait"),
+    [
+        (True, 0, 30 * D),  # a 400-day-old episode: monthly
+        (True, 1, 60 * D),
+        (True, 3, MAX_RECHECK_WAIT),
+        (False, 0, H),
+        (False, 1, H),
+        (False, 2, 2 * H),
+        (False, 5, 16 * H),
+        (False, 6, D),  # error_backoff's cap
+        (False, 60, D),
+    ],
+)
+def test_next_check_examples(archived: bool, failures: int, wait: timedelta) -> None:
+    got = next_check(
+        url=URL, archived=archived, published=NOW - 400 * D, first_seen=NOW - D, now=NOW,
+        failures=failures,
+    )  # fmt: skip
+    assert got == NOW + wait + (jit(30 * D) if archived else timedelta())
+
+
+def test_next_check_past_the_calendar_is_forever() -> None:
+    end = datetime.max.replace(tzinfo=UTC) - H
+    assert next_check(url=URL, archived=True, published=None, first_seen=NOW, now=NOW,
+                      every=timedelta.max) == FOREVER  # fmt: skip
+    assert next_check(url=URL, archived=False, published=None, first_seen=end, now=end,
+                      failures=9) == FOREVER  # fmt: skip
