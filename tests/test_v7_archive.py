@@ -565,3 +565,24 @@ def test_the_new_pipeline_writes_files_and_rechecks_to_a_migrated_archive(
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         for table in ("episodes_fts", "transcript_segments_fts", "chapters_fts"):
             fts_integrity_check(conn, table)
+
+
+def test_migration_8_skips_file_lists_it_cannot_read(tmp_path: Path) -> None:
+    """Hand-edited or foreign lists (a bare string, a non-text or empty url, an object instead
+    of a list, not JSON) are skipped, never a refusal to open the archive."""
+    path = copy_v7(tmp_path)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(
+            "UPDATE episodes SET transcripts = ? WHERE id = 3",
+            ['["https://x.example/t.vtt", {"url": 5}, {"url": ""}, null]'],
+        )
+        conn.execute('UPDATE episodes SET chapters = \'{"url": "https://x.example/c"}\'')
+        conn.execute("UPDATE episodes SET transcripts = 'not json' WHERE id = 4")
+        listed = conn.execute(
+            "SELECT count(*) FROM episodes WHERE id NOT IN (3, 4) AND transcripts IS NOT NULL"
+        ).fetchone()[0]
+    with Archive(path) as archive:
+        urls = [r[0] for r in archive.db.execute("SELECT url FROM transcripts")]
+        assert archive.count("chapter_files") == 0
+    assert all(url.startswith("http") for url in urls)
+    assert len(urls) == 2 * listed  # the untouched episodes' vtt and srt

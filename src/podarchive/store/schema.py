@@ -480,7 +480,8 @@ def _list_files(db: sqlite_utils.Database) -> None:
             "e.first_seen_at, e.first_seen_at "
             f"FROM episodes e, json_each(e.{column}) j "
             f"WHERE e.{column} IS NOT NULL AND json_valid(e.{column}) "
-            "AND json_extract(j.value, '$.url') IS NOT NULL"
+            f"AND json_type(e.{column}) = 'array' AND j.type = 'object' "
+            "AND json_type(j.value, '$.url') = 'text' AND json_extract(j.value, '$.url') != ''"
         )
 
 
