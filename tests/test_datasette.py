@@ -51,6 +51,23 @@ def test_datasette_searches_episodes(archive_db: Path) -> None:
     assert [r["title"] for r in rows] == ["Strides"]
 
 
+def test_datasette_searches_transcripts_and_chapters(archive_db: Path) -> None:
+    tables = {t["name"]: t for t in get_json(archive_db, "/archive.json")["tables"]}
+    assert tables["transcript_segments"]["fts_table"] == "transcript_segments_fts"
+    assert tables["chapters"]["fts_table"] == "chapters_fts"
+    segments = get_json(
+        archive_db, "/archive/transcript_segments.json?_search=listening&_shape=array"
+    )
+    assert {(r["start"], r["text"]) for r in segments} == {
+        (3725.9, "That is all for today; thanks for listening.")
+    }
+    assert len(segments) == 2  # the episode's VTT and SRT
+    chapters = get_json(archive_db, "/archive/chapters.json?_search=wrap&_shape=array&_labels=on")
+    assert [(c["title"], c["episode_id"]["label"]) for c in chapters] == [
+        ("Wrap-up", "Weak references")
+    ]
+
+
 def test_datasette_follows_foreign_keys(archive_db: Path) -> None:
     rows = get_json(archive_db, "/archive/links.json?_shape=array&_labels=on&domain=github.com")
     titles = {
@@ -81,15 +98,34 @@ def test_datasette_sees_every_foreign_key(archive_db: Path) -> None:
         ("feed_bodies", "snapshot_id"): "snapshots",
         ("feed_moves", "feed_id"): "feeds",
         ("feed_redirects", "feed_id"): "feeds",
+        ("episodes", "page_document_id"): "documents",
+        ("page_bodies", "episode_id"): "episodes",
+        ("page_bodies", "document_id"): "documents",
+        ("transcripts", "episode_id"): "episodes",
+        ("transcripts", "document_id"): "documents",
+        ("transcript_revisions", "transcript_id"): "transcripts",
+        ("transcript_revisions", "document_id"): "documents",
+        ("transcript_segments", "transcript_id"): "transcripts",
+        ("transcript_segments", "episode_id"): "episodes",
+        ("transcript_segments", "revision_id"): "transcript_revisions",
+        ("chapter_files", "episode_id"): "episodes",
+        ("chapter_files", "document_id"): "documents",
+        ("chapter_revisions", "chapter_file_id"): "chapter_files",
+        ("chapter_revisions", "document_id"): "documents",
+        ("chapters", "episode_id"): "episodes",
+        ("chapters", "chapter_file_id"): "chapter_files",
+        ("chapters", "revision_id"): "chapter_revisions",
     }.items() <= outgoing.items()
     # every *_id column of every table is a declared foreign key, so Datasette links it
     for name, table in tables.items():
         for column in table["columns"]:
             if column.endswith("_id") and not table["hidden"]:
                 assert (name, column) in outgoing, (name, column)
-    # the FTS index and its shadow tables are hidden; the archive's own tables are not
+    # the FTS indexes and their shadow tables are hidden; the archive's own tables are not
+    fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
     hidden = {name for name, table in tables.items() if table["hidden"]}
-    assert hidden == {name for name in tables if name.startswith("episodes_fts")}
+    assert hidden == {name for name in tables if name.startswith(fts)}
+    assert hidden >= {f"{index}{shadow}" for index in fts for shadow in ("", "_data", "_idx")}
 
 
 def test_datasette_shows_identity_and_title_first(archive_db: Path) -> None:

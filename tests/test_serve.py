@@ -1,8 +1,10 @@
 """``podarchive serve``: Datasette with the packaged metadata, its canned queries, a browser.
 
-Archives are built by the real pipeline from the PyTorch fixture on a loopback server; the
-history archive is updated from an edited feed (a retitled episode, a new channel
-description, two episodes dropped) and then from a failing one.
+Archives are built by the real pipeline from the PyTorch fixture on a loopback server (with
+its transcripts and chapters files); the history archive is updated from an edited feed (a
+retitled episode, a new channel description, two episodes dropped) and then from a failing
+one; the revised archive's transcript, chapters file and Podlove chapters change between two
+runs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from podarchive.pipeline import update_feeds
 from podarchive.serve import SETTINGS, check_archive, make_datasette, metadata_for
 from podarchive.settings import Settings
 from podarchive.store import Archive
+from podarchive.transcripts import format_timestamp, media_link
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
 
@@ -43,10 +46,15 @@ METADATA = metadata_for()
 QUERIES = METADATA["databases"]["archive"]["queries"]
 
 
-def run(db: Path, url: str, *, pages: bool = True) -> None:
+def run(
+    db: Path, url: str, *, pages: bool = True, name: str = PODCAST, recheck: bool = False
+) -> None:
     with Archive(db) as archive:
         update_feeds(
-            archive, [FeedSchedule(url=url, name=PODCAST, pages=pages)], settings=RUN_SETTINGS
+            archive,
+            [FeedSchedule(url=url, name=name, pages=pages)],
+            settings=RUN_SETTINGS,
+            recheck_pages=recheck,
         )
 
 
@@ -66,6 +74,12 @@ def rows(db: Path, path: str) -> list[dict[str, Any]]:
     return result
 
 
+def facets(db: Path, path: str) -> dict[str, list[tuple[Any, int]]]:
+    """A table page's facets: column → [(value, count)], as Datasette orders them."""
+    results = get(db, path).json()["facet_results"]
+    return {k: [(r["value"], r["count"]) for r in v["results"]] for k, v in results.items()}
+
+
 def sql(db: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(db)
     try:
@@ -76,7 +90,8 @@ def sql(db: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The PyTorch fixture archived once: 9 episodes, their pages and links."""
+    """The PyTorch fixture archived once: 9 episodes, their pages and links; two episodes'
+    transcripts (VTT and SRT each) and chapters files."""
     db = tmp_path_factory.mktemp("serve") / "archive.db"
     with LoopbackSite() as site:
         run(db, serve_pytorch(site))
@@ -126,8 +141,9 @@ def test_metadata_is_package_data_and_renders_no_html() -> None:
     assert "description_html" not in text  # every description is escaped text
     assert "plugins" not in METADATA  # no render-html or other plugin
     assert set(QUERIES) == {
-        "search_notes", "most_linked_domains", "episodes_linking_to", "what_changed",
-        "removed_episodes", "failing_feeds", "episodes_by_year",
+        "search_notes", "search_transcripts", "search_chapters", "most_linked_domains",
+        "episodes_linking_to", "what_changed", "removed_episodes", "failing_feeds",
+        "episodes_by_year",
     }  # fmt: skip
 
 
@@ -187,14 +203,35 @@ def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> 
     tables = {t["name"]: t for t in get(archive, "/archive.json").json()["tables"]}
     assert {
         "feeds", "episodes", "links", "episode_revisions", "feed_revisions", "fetches",
-        "snapshots", "feed_bodies", "feed_moves", "hosts",
+        "snapshots", "feed_bodies", "feed_moves", "hosts", "documents", "page_bodies",
+        "transcripts", "transcript_revisions", "transcript_segments", "chapter_files",
+        "chapter_revisions", "chapters",
     } <= {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
     assert tables["feed_redirects"]["hidden"]
-    assert all(t["hidden"] for name, t in tables.items() if name.startswith("episodes_fts"))
+    fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
+    assert {name for name, t in tables.items() if t["hidden"]} == {
+        "feed_redirects",
+        *(name for name in tables if name.startswith(fts)),
+    }
+    assert {name for name in tables if name.startswith(fts)} >= set(fts)
     page = get(archive, "/archive/episodes").text
     assert "<h1>Episodes</h1>" in page
     assert "shown escaped" in page  # its description
     assert "<h1>Podcasts</h1>" in get(archive, "/archive/feeds").text
+    for table, title in TITLES.items():
+        assert f"<h1>{title}</h1>" in get(archive, f"/archive/{table}").text, table
+
+
+TITLES = {
+    "transcripts": "Transcripts",
+    "transcript_segments": "Transcript segments",
+    "transcript_revisions": "Transcript revisions",
+    "chapter_files": "Chapters files",
+    "chapters": "Chapters",
+    "chapter_revisions": "Chapter revisions",
+    "documents": "Raw documents",
+    "page_bodies": "Episode page bodies seen",
+}
 
 
 def test_search_episodes(archive: Path) -> None:
@@ -225,8 +262,25 @@ def test_facets_by_feed_page_status_domain_and_kind(archive: Path) -> None:
     assert [(r["value"], r["count"]) for r in links["domain"]["results"]] == want
     assert {r["value"] for r in links["source"]["results"]} == {"feed", "page"}
     fetches = get(archive, "/archive/fetches.json").json()["facet_results"]
-    assert {r["value"] for r in fetches["kind"]["results"]} == {"feed", "page"}
+    kinds = {r["value"]: r["count"] for r in fetches["kind"]["results"]}
+    assert kinds == {"feed": 1, "page": 9, "transcript": 4, "chapters": 2}
     assert [r["value"] for r in fetches["status"]["results"]] == [200]
+    assert facets(archive, "/archive/transcripts.json") == {
+        "status": [("ok", 4)],
+        "format": [("srt", 2), ("vtt", 2)],
+        "language": [("en", 4)],
+        "rel": [("captions", 2)],
+    }
+    assert facets(archive, "/archive/chapter_files.json") == {
+        "status": [("ok", 2)],
+        "version": [("1.2.0", 2)],
+    }
+    assert facets(archive, "/archive/chapters.json") == {"source": [("json", 7)]}
+    assert dict(facets(archive, "/archive/documents.json")["kind"]) == {
+        "page": 9,
+        "transcript": 4,
+        "chapters": 2,
+    }
 
 
 def test_foreign_keys_show_titles(archive: Path) -> None:
@@ -374,6 +428,205 @@ def test_revisions_and_snapshots_tables(history: Path) -> None:
     assert snapshots["units"] == {"size": "B"}
 
 
+# transcripts and chapters ---------------------------------------------------------------
+
+WEAK_REFERENCES_MP3 = (
+    "https://dts.podtrac.com/redirect.mp3/chtbl.com/track/G8F1C9/cdn.simplecast.com/audio/"
+    "1d1058f2-d6fe-5af5-9e0c-2664015e2c15/episodes/868dda83-c5da-542b-ac52-ffc78bb346f2/audio/"
+    "128/default.mp3?aid=rss_feed&feed=OB5FkIl8"
+)
+
+
+def test_search_transcripts(archive: Path) -> None:
+    (hit,) = rows(archive, "/archive/search_transcripts.json?q=listening")
+    assert (hit["podcast"], hit["episode"], hit["speaker"], hit["language"]) == (
+        PODCAST,
+        "Weak references",
+        "Edward Yang",  # the VTT's voice: the SRT's copy of the passage is not shown
+        "en",
+    )
+    assert hit["passage"] == "That is all for today; thanks for «listening»."
+    assert hit["start"] == "1:02:05"  # 01:02:05.900
+    assert hit["media_link"] == f"{WEAK_REFERENCES_MP3}#t=3725"
+    # every word, stemmed; a passage of both episodes once per episode
+    (hit,) = rows(archive, "/archive/search_transcripts.json?q=weakref+alive")
+    assert (hit["episode"], hit["start"]) == ("Weak references", "0:00:14")
+    hello = rows(archive, "/archive/search_transcripts.json?q=hello")
+    assert sorted(r["episode"] for r in hello) == ["Strides", "Weak references"]
+    for q in ("torch.compile", 'say "hi', "xyzzy OR", "(", "lis*", ""):
+        assert rows(archive, f"/archive/search_transcripts.json?q={q}") == [], q
+
+
+def test_search_transcripts_times_and_links_match_python(archive: Path) -> None:
+    # the SQL's h:mm:ss and media fragment are podarchive.transcripts' format_timestamp and
+    # media_link, for every passage of the archive (a speaker's name is searched too)
+    found = rows(archive, "/archive/search_transcripts.json?q=edward+yang")
+    stored = {
+        segment: (start, enclosure)
+        for segment, start, enclosure in sql(
+            archive,
+            "SELECT s.id, s.start, e.enclosure_url FROM transcript_segments s "
+            "JOIN episodes e ON e.id = s.episode_id WHERE s.speaker IS NOT NULL",
+        )
+    }
+    assert len(found) == len(stored) == 9  # the VTTs' passages; the SRTs' are their copies
+    for hit in found:
+        start, enclosure = stored[hit["segment_id"]]
+        assert hit["start"] == format_timestamp(start)
+        assert hit["media_link"] == media_link(enclosure, start)
+
+
+def test_search_chapters(archive: Path) -> None:
+    (hit,) = rows(archive, "/archive/search_chapters.json?q=wrap")
+    assert (hit["podcast"], hit["episode"], hit["chapter"], hit["source"]) == (
+        PODCAST,
+        "Weak references",
+        "Wrap-up",
+        "json",
+    )
+    assert (hit["start"], hit["url"]) == ("1:02:05", None)
+    assert hit["media_link"] == f"{WEAK_REFERENCES_MP3}#t=3725"
+    intro = rows(archive, "/archive/search_chapters.json?q=introduction")
+    assert sorted((r["episode"], r["start"]) for r in intro) == [
+        ("Strides", "0:00:00"),
+        ("Weak references", "0:00:00"),
+    ]
+    for q in ("torch.compile", 'say "hi', "wrap OR", "(", ""):
+        assert rows(archive, f"/archive/search_chapters.json?q={q}") == [], q
+
+
+def test_transcript_and_chapter_tables(archive: Path) -> None:
+    metadata = get(archive, "/-/metadata.json").json()["databases"]["archive"]["tables"]
+    assert {table: metadata[table]["title"] for table in TITLES} == TITLES
+    segments = get(archive, "/archive/transcript_segments.json?_search=weakref&_labels=on")
+    found = segments.json()["rows"]
+    assert len(found) == 2  # the search box: the VTT's passage and the SRT's
+    assert {r["transcript_id"]["label"].rpartition("/")[2] for r in found} == {
+        "transcript.vtt",
+        "transcript.srt",
+    }
+    (chapter,) = rows(archive, "/archive/chapters.json?_search=wrap&_labels=on")
+    assert chapter["episode_id"]["label"] == "Weak references"
+    assert chapter["chapter_file_id"]["label"].endswith("/chapters.json")
+    documents = get(archive, "/archive/documents.json?kind=transcript").json()
+    assert len(documents["rows"]) == 4
+    assert documents["units"] == {"size": "B"}
+    page = get(archive, "/archive/documents?kind=transcript").text
+    assert "&lt;Binary:&nbsp;" in page  # the compressed body is a download link, not shown
+    (body,) = rows(archive, "/archive/page_bodies.json?_labels=on&_size=1")
+    assert body["document_id"]["label"].startswith("http://127.0.0.1:")
+
+
+REVISED = "Revised Radio"
+REVISED_FEED = """<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"
+  xmlns:psc="http://podlove.org/simple-chapters">
+<channel><title>Revised Radio</title><link>http://127.0.0.1/</link><description>x</description>
+<item><guid>rr-1</guid><title>Hypercomplex numbers</title>
+<pubDate>Mon, 30 May 2022 13:00:00 +0000</pubDate>
+<enclosure url="https://cdn.example.com/rr/ep1.mp3#t=5,10" type="audio/mpeg" length="1000"/>
+<podcast:transcript url="BASE/rr/ep1.json" type="application/json" language="de"/>
+<podcast:transcript url="BASE/rr/ep1.txt" type="text/plain" language="de"/>
+<podcast:chapters url="BASE/rr/chapters.json" type="application/json+chapters"/>
+<psc:chapters version="1.2"><psc:chapter start="00:00:00" title="Intro"/>
+<psc:chapter start="01:02:05.900" title="PSC_TITLE"/></psc:chapters>
+</item></channel></rss>"""
+REVISED_MP3 = "https://cdn.example.com/rr/ep1.mp3"  # the feed's fragment (#t=5,10) is replaced
+
+
+def _revised_files(passage: str, chapter: str) -> dict[str, str]:
+    transcript = {
+        "version": "1.0.0",
+        "segments": [
+            {"speaker": "Ada", "startTime": 0.5, "endTime": 4, "body": "Welcome to Revised Radio."},
+            {"speaker": "Bob", "startTime": 3725.9, "endTime": 3731, "body": passage},
+        ],
+    }
+    chapters = {
+        "version": "1.2.0",
+        "chapters": [
+            {"startTime": 0, "title": "Intro"},
+            {"startTime": 3725.9, "title": chapter, "url": "https://example.com/numbers"},
+        ],
+    }
+    return {"/rr/ep1.json": json.dumps(transcript), "/rr/chapters.json": json.dumps(chapters)}
+
+
+UNTIMED = "Sedenions lose even division.\n\nThat is a story for another day.\n"
+
+
+@pytest.fixture(scope="module")
+def revised(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A transcript, a chapters file and the item's Podlove chapters, each changed once."""
+    db = tmp_path_factory.mktemp("revised") / "archive.db"
+    with LoopbackSite() as site:
+        feed = REVISED_FEED.replace("BASE", site.url(""))
+        for version, (psc, passage, chapter) in enumerate(
+            (
+                ("Rotations in space", "Quaternions rotate things in 3D.", "Rotations"),
+                ("Beyond quaternions", "Octonions are not even associative.", "Octonions"),
+            )
+        ):
+            if version:
+                time.sleep(1.1)  # timestamps have whole seconds: the change is seen later
+            site.serve("/rr/feed.xml", feed.replace("PSC_TITLE", psc))
+            for path, body in _revised_files(passage, chapter).items():
+                site.serve(path, body, content_type="application/json")
+            site.serve("/rr/ep1.txt", UNTIMED, content_type="text/plain; charset=utf-8")
+            run(db, site.url("/rr/feed.xml"), pages=False, name=REVISED, recheck=True)
+    return db
+
+
+def test_searches_show_only_the_current_version(revised: Path) -> None:
+    assert sql(revised, "SELECT count(*) FROM transcript_revisions") == [(1,)]
+    assert sql(revised, "SELECT format, count(*) FROM chapter_revisions GROUP BY 1") == [
+        ("json", 1),
+        ("psc", 1),
+    ]
+    # the earlier passage is kept, and still in the full-text index, but not searched
+    assert sql(
+        revised,
+        "SELECT s.revision_id IS NOT NULL, s.text FROM transcript_segments_fts f "
+        "JOIN transcript_segments s ON s.id = f.rowid WHERE f.transcript_segments_fts MATCH ?",
+        "rotate",
+    ) == [(1, "Quaternions rotate things in 3D.")]
+    assert rows(revised, "/archive/search_transcripts.json?q=rotate") == []
+    (hit,) = rows(revised, "/archive/search_transcripts.json?q=octonions")
+    assert (hit["podcast"], hit["episode"], hit["speaker"], hit["language"]) == (
+        REVISED,
+        "Hypercomplex numbers",
+        "Bob",
+        "de",
+    )
+    assert (hit["start"], hit["media_link"]) == ("1:02:05", f"{REVISED_MP3}#t=3725")
+    assert hit["passage"] == "«Octonions» are not even associative."
+    # chapters: of the file (json) and of the feed (psc); the earlier ones are not searched
+    assert rows(revised, "/archive/search_chapters.json?q=rotations") == []
+    found = rows(revised, "/archive/search_chapters.json?q=octonions")
+    assert [(r["chapter"], r["source"], r["start"], r["url"], r["media_link"]) for r in found] == [
+        ("Octonions", "json", "1:02:05", "https://example.com/numbers", f"{REVISED_MP3}#t=3725")
+    ]
+    (psc,) = rows(revised, "/archive/search_chapters.json?q=beyond")
+    assert (psc["chapter"], psc["source"], psc["url"]) == ("Beyond quaternions", "psc", None)
+    # the same chapter in the file and in the feed is shown once (the file's)
+    (intro,) = rows(revised, "/archive/search_chapters.json?q=intro")
+    assert (intro["source"], intro["start"], intro["media_link"]) == (
+        "json",
+        "0:00:00",
+        f"{REVISED_MP3}#t=0",
+    )
+    # a transcript without times: no start, and the media as the feed gives it
+    (untimed,) = rows(revised, "/archive/search_transcripts.json?q=sedenions")
+    assert (untimed["passage"], untimed["start"], untimed["speaker"]) == (
+        "«Sedenions» lose even division.",
+        None,
+        None,
+    )
+    assert untimed["media_link"] == f"{REVISED_MP3}#t=5,10"
+    revisions = rows(revised, "/archive/chapter_revisions.json?_labels=on")
+    assert {r["episode_id"]["label"] for r in revisions} == {"Hypercomplex numbers"}
+
+
 # show notes are text: HTML never runs ---------------------------------------------------
 
 EVIL = "<p>Hi <script>alert(1)</script><img src=x onerror=alert(2)> there</p>"
@@ -519,3 +772,17 @@ def test_headless_chromium_finds_an_episode(server: str, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_searches_transcripts(server: str, tmp_path: Path) -> None:
+    dom = _chromium(tmp_path, "--dump-dom", f"{server}/archive/search_transcripts?q=listening")
+    assert dom.returncode == 0, dom.stderr.decode()[-2000:]
+    html = dom.stdout.decode()
+    assert re.search(r"<h1[^>]*>Search transcripts</h1>", html)
+    assert '<td class="col-passage">That is all for today; thanks for «listening».</td>' in html
+    assert '<td class="col-start">1:02:05</td>' in html
+    # the media link is a link, at the passage's second
+    link = WEAK_REFERENCES_MP3.replace("&", "&amp;") + "#t=3725"
+    assert f'<td class="col-media_link"><a href="{link}">' in html
