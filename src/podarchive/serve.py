@@ -2,9 +2,10 @@
 
 ``datasette/metadata.json`` (package data) gives the tables titles, descriptions, label
 columns, facets, units and full-text search, and adds canned queries (search show notes,
-most-linked domains, episodes linking to a URL or domain, what changed, removed episodes,
-failing feeds, episodes by year). It is written for a database named ``archive``; the
-name follows the file (``podcasts.db`` → ``podcasts``), so :func:`metadata_for` renames it.
+transcripts and chapters, most-linked domains, episodes linking to a URL or domain, what
+changed, removed episodes, failing feeds, episodes by year). It is written for a database
+named ``archive``; the name follows the file (``podcasts.db`` → ``podcasts``), so
+:func:`metadata_for` renames it.
 
 Datasette is an optional extra: it is imported only when a server is built, and its
 absence is one :class:`DatasetteMissing` error. Show notes stay text: no plugin renders
