@@ -40,6 +40,7 @@ def item(spec: FeedSpec, i: int) -> str:
         else f"https://example.com/{spec.name}/ep/{i}"
     )
     title = f"Episode {i}: a title" + (" (edited)" if spec.edited == i else "")
+    files = spec.page_base or "https://example.com"  # served beside the pages, if they are
     return f"""<item>
 <title>{title}</title><link>{link}</link>
 <guid isPermaLink="false">{spec.name}-{i:06d}</guid>
@@ -52,7 +53,7 @@ def item(spec: FeedSpec, i: int) -> str:
 <itunes:episodeType>full</itunes:episodeType><itunes:explicit>false</itunes:explicit>
 <itunes:image href="https://example.com/{spec.name}/ep/{i}.jpg"/>
 <enclosure url="https://cdn.example.com/{spec.name}/{i}.mp3" type="audio/mpeg" length="{1000 + i}"/>
-<podcast:transcript url="https://example.com/{spec.name}/{i}.vtt" type="text/vtt"/>
+<podcast:transcript url="{files}/{spec.name}/{i}.vtt" type="text/vtt"/>
 <podcast:person role="host">Host Name</podcast:person>
 </item>
 """

@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from common import arguments, bench_settings, machine, show
 from feedgen import FeedSpec, feed, page
@@ -31,7 +33,8 @@ from podarchive.config import FeedSchedule
 from podarchive.fetch import Fetcher
 from podarchive.pages import fetch_page
 from podarchive.parse import parse_feed
-from podarchive.pipeline import fetch_feed
+from podarchive.pipeline import fetch_feed, update_feeds
+from podarchive.store import Archive
 from podarchive.transcripts import parse_transcript
 from podarchive.types import FeedState, PageTask
 
@@ -257,7 +260,9 @@ def rechecks(requests: int, rounds: int) -> None:
         srv.set({"/ep/1": page("bench", 1)}, content_type="text/html; charset=utf-8")
         srv.set({"/feed": feed(FeedSpec(name="bench", episodes=100))})
         page_url, feed_url = srv.url("/ep/1"), srv.url("/feed")
-        schedule = FeedSchedule(url=feed_url, allow_private_hosts=True)
+        schedule = FeedSchedule(
+            url=feed_url, allow_private_hosts=True, transcripts=False, chapters=False
+        )
 
         # first fetches (200) give the ETags the re-checks carry
         first_page = fetch_page(fetcher, PageTask(1, 1, page_url, None, None), schedule)
@@ -328,6 +333,47 @@ def rechecks(requests: int, rounds: int) -> None:
         print(f"{threads} thread(s): page re-check CPU = {page_cpu / feed_cpu:.2f}x feed re-poll")
 
 
+def runs(episodes: int, rounds: int, tmp: Path) -> None:
+    """Whole runs on an archive: the feed answers 304 each time; with --recheck-pages every
+    archived page is asked too (each answers 304), beside a run that re-polls the feed only."""
+    settings = bench_settings()
+    with ServerProcess(lifetime=600) as srv:
+        base = srv.url("")
+        spec = FeedSpec(name="bench", episodes=episodes, page_base=base)
+        srv.set({f"/bench/ep/{i}": page("bench", i) for i in range(episodes)},
+                content_type="text/html; charset=utf-8")  # fmt: skip
+        srv.set({"/feed": feed(spec)})
+        schedule = FeedSchedule(
+            url=srv.url("/feed"), allow_private_hosts=True, transcripts=False, chapters=False
+        )
+        db = tmp / "runs.db"
+        with Archive(db) as archive:
+            update_feeds(archive, [schedule], settings=settings)  # the first ingest, all 200
+            figures: dict[str, list[tuple[float, float, int]]] = {}
+            cases = {"feed re-poll only": False, "feed + every page re-checked": True}
+            for _ in range(rounds):
+                for name, recheck in cases.items():
+                    before = srv.counts()
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    report = update_feeds(archive, [schedule], settings=settings,
+                                          recheck_pages=recheck)  # fmt: skip
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    after = srv.counts()
+                    assert not report.failed
+                    assert report.feeds[0].not_modified
+                    asked = after[0] - before[0]
+                    assert after[1] - before[1] == asked, "every answer was a 304"
+                    figures.setdefault(name, []).append((wall, cpu, asked))
+    rows = [("run", "requests", "wall ms", "CPU ms", "CPU ms/request")]
+    for name, measured in figures.items():
+        wall = statistics.median(w for w, _, _ in measured)
+        cpu = statistics.median(c for _, c, _ in measured)
+        asked = measured[0][2]
+        rows.append((name, str(asked), f"{1e3 * wall:.1f}", f"{1e3 * cpu:.1f}",
+                     f"{1e3 * cpu / asked:.3f}"))  # fmt: skip
+    show(rows)
+
+
 def main() -> None:
     args = arguments(__doc__)
     seconds = 120.0 if args.smoke else 7200.0
@@ -346,6 +392,13 @@ def main() -> None:
         "alternating the two; client CPU only"
     )
     rechecks(requests, rounds)
+    episodes = 20 if args.smoke else 500
+    print(
+        f"\n3. whole runs on an archive of {episodes} episodes whose feed answers 304: "
+        f"re-poll only, and with run --recheck-pages (every page 304), median of {rounds}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        runs(episodes, rounds, Path(tmp))
 
 
 if __name__ == "__main__":
