@@ -24,17 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_covering_indexes_migration import current_writes, meta
 
 from podarchive.chapters import parse_chapters_json
 from podarchive.clock import iso, parse_iso
-from podarchive.reading import read_feed
 from podarchive.store import (
     APPLICATION_ID,
-    FEED_META_COLUMNS,
     FTS_UPDATE_TRIGGER,
     SCHEMA_VERSION,
     Archive,
-    EpisodeWrite,
 )
 from podarchive.store import base as store_base
 from podarchive.transcripts import parse_transcript
@@ -394,21 +392,6 @@ def test_migration_8_keeps_the_episodes_full_text_index_and_adds_two(
 
 
 # --- the pipeline's paths on a migrated archive --------------------------------------------
-
-
-def meta(archive: Archive, feed: int) -> dict[str, Any]:
-    """The feed's stored metadata, to save again unchanged."""
-    values = archive.db.execute(
-        f"SELECT {', '.join(FEED_META_COLUMNS)} FROM feeds WHERE id = ?", [feed]
-    ).fetchone()
-    return dict(zip(FEED_META_COLUMNS, values, strict=True))
-
-
-def current_writes(archive: Archive, feed: int) -> list[EpisodeWrite]:
-    latest = archive.latest_feed_body(feed)
-    assert latest is not None
-    body, url, _ = latest
-    return list(read_feed(body, None, url).writes)
 
 
 def test_the_feed_saved_again_unchanged_rewrites_no_episode(tmp_path: Path) -> None:

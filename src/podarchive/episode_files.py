@@ -17,7 +17,7 @@ from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.errors import PodarchiveError
 from podarchive.fetch import Fetcher
-from podarchive.fetch_for import blame_last, get_for
+from podarchive.fetch_for import blame_last, get_again
 from podarchive.reading import read_chapters, read_transcript
 from podarchive.store import Archive
 from podarchive.types import (
@@ -57,15 +57,7 @@ def fetch_file(
     """
     records: list[FetchRecord] = []
     try:
-        result = get_for(
-            fetcher,
-            schedule,
-            task.url,
-            records,
-            kind=task.kind,
-            etag=task.etag,
-            last_modified=task.last_modified,
-        )
+        result = get_again(fetcher, schedule, task, records, kind=task.kind)
         if result.not_modified:
             return FileOutcome(task, schedule, records, result)
         body = KeptBody.of(result.body, result.final_url, result.content_type)

@@ -9,6 +9,7 @@ request (a parse error, a redirect loop) on that request in the fetch log.
 from __future__ import annotations
 
 import dataclasses
+from typing import Protocol
 
 from podarchive.config import FeedSchedule
 from podarchive.errors import PodarchiveError
@@ -50,3 +51,34 @@ def blame_last(records: list[FetchRecord], error: PodarchiveError) -> list[Fetch
     if records and records[-1].error is None:
         return [*records[:-1], dataclasses.replace(records[-1], error=str(error))]
     return records
+
+
+class Archived(Protocol):
+    """Something fetched before: a page or file task, with the validators it was served with."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def etag(self) -> str | None: ...
+    @property
+    def last_modified(self) -> str | None: ...
+
+
+def get_again(
+    fetcher: Fetcher,
+    schedule: FeedSchedule,
+    task: Archived,
+    records: list[FetchRecord],
+    *,
+    kind: FetchKind,
+) -> FetchResult:
+    """A conditional GET (untrusted) of a page or file, with its stored ETag/Last-Modified."""
+    return get_for(
+        fetcher,
+        schedule,
+        task.url,
+        records,
+        kind=kind,
+        etag=task.etag,
+        last_modified=task.last_modified,
+    )

@@ -20,7 +20,7 @@ from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.errors import ExtractError, PodarchiveError
 from podarchive.fetch import Fetcher
-from podarchive.fetch_for import blame_last, get_for
+from podarchive.fetch_for import blame_last, get_again
 from podarchive.reading import read_page
 from podarchive.store import Archive
 from podarchive.types import FetchRecord, FetchResult, KeptBody, PageNotes, PageResult, PageTask
@@ -45,15 +45,7 @@ def fetch_page(
     """Fetch and extract one episode page. Never raises. ``cpu``: where extraction runs."""
     records: list[FetchRecord] = []
     try:
-        result = get_for(
-            fetcher,
-            schedule,
-            task.url,
-            records,
-            kind="page",
-            etag=task.etag,
-            last_modified=task.last_modified,
-        )
+        result = get_again(fetcher, schedule, task, records, kind="page")
         if result.not_modified:
             return PageOutcome(task, records, result, schedule=schedule)
         body = KeptBody.of(result.body, result.final_url, result.content_type)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -225,3 +226,15 @@ class Connection:
         cursor = self.db.execute(sql, list(params))
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def json_objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON-list column (``transcripts``, ``simple_chapters``…); anything
+    else in it (not JSON, not a list, other values) is skipped."""
+    if not value:
+        return []
+    try:
+        items = json.loads(value)
+    except ValueError:
+        return []
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []

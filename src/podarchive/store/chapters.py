@@ -8,13 +8,12 @@ A chapters file whose body changes, or an episode whose feed item changes its
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from podarchive.types import Chapter, FileTask, ParsedChapters
 
-from .base import Connection
+from .base import Connection, json_objects
 
 INSERT_CHAPTER = (
     "INSERT INTO chapters (episode_id, chapter_file_id, source, position, start, end, title, "
@@ -103,23 +102,15 @@ class ChaptersMixin(Connection):
 
 def _simple_chapters(value: Any) -> list[Chapter]:
     """The chapters an ``episodes.simple_chapters`` JSON list holds (bad entries skipped)."""
-    if not value:
-        return []
-    try:
-        items = json.loads(value)
-    except ValueError:
-        return []
-    out = []
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(start := item.get("start"), int | float):
-            out.append(
-                Chapter(
-                    float(start),
-                    item.get("end"),
-                    item.get("title"),
-                    item.get("url"),
-                    item.get("image"),
-                    bool(item.get("toc", True)),
-                )
-            )
-    return out
+    return [
+        Chapter(
+            float(start),
+            item.get("end"),
+            item.get("title"),
+            item.get("url"),
+            item.get("image"),
+            bool(item.get("toc", True)),
+        )
+        for item in json_objects(value)
+        if isinstance(start := item.get("start"), int | float)
+    ]

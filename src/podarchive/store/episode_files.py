@@ -9,12 +9,12 @@ the rows a body parses into are :mod:`.transcripts`' and :mod:`.chapters`' busin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from podarchive.types import FetchRecord, FileKind, FileTask, KeptBody, Row
 
+from .base import json_objects
 from .chapters import ChaptersMixin
 from .documents import DocumentsMixin
 from .fetch_log import FetchLogMixin
@@ -142,17 +142,11 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
 
 
 def _listed(value: Any) -> Sequence[dict[str, Any]]:
-    """The files a ``transcripts``/``chapters`` column lists (a JSON list of objects)."""
-    if not value:
-        return []
-    try:
-        items = json.loads(value)
-    except ValueError:
-        return []
+    """The files a ``transcripts``/``chapters`` column lists: objects with a URL, once each."""
     seen: set[str] = set()
     out = []
-    for item in items if isinstance(items, list) else []:
-        url = item.get("url") if isinstance(item, dict) else None
+    for item in json_objects(value):
+        url = item.get("url")
         if isinstance(url, str) and url and url not in seen:
             seen.add(url)
             out.append(item)
