@@ -85,6 +85,22 @@ class Funding:
 
 
 @dataclass(frozen=True, slots=True)
+class Tag:
+    """One element outside RSS's own vocabulary (``podcast:*``, ``psc:*``, ``media:*``…), kept
+    losslessly (#13). A scope's tags are flattened in document order: ``parent`` is the index
+    of the parent element in the same tuple (None at the top, a direct child of the channel
+    or item); descendants of a captured element are captured too, whatever their namespace.
+    """
+
+    namespace: str  # the namespace URI as written ("" for an unqualified child)
+    name: str  # the local name
+    attributes: tuple[tuple[str, str], ...] = ()  # as written, in order; "{uri}local" if namespaced
+    text: str | None = None  # the element's own text (not its children's), stripped; None if empty
+    parent: int | None = None
+    position: int = 0  # among its parent's captured children (or the scope's top-level tags)
+
+
+@dataclass(frozen=True, slots=True)
 class Channel:
     """The podcast itself: what a feed says about the show."""
 
@@ -109,6 +125,7 @@ class Channel:
     update_frequency: int | None = None  # sy:updateFrequency: times per period
     complete: bool = False  # RFC 5005 fh:complete: absent episodes were removed
     links: tuple[tuple[str, str], ...] = ()  # atom:link (rel, absolute href): next, prev-archive…
+    tags: tuple[Tag, ...] = ()  # the channel's extension elements, losslessly (#13)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +150,7 @@ class Episode:
     chapters: tuple[Chapters, ...] = ()
     persons: tuple[Person, ...] = ()
     simple_chapters: tuple[Chapter, ...] = ()  # Podlove Simple Chapters (psc:chapters), parsed
+    tags: tuple[Tag, ...] = ()  # the item's extension elements, losslessly (#13)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +257,7 @@ class EpisodeWrite:
     row: Row
     links: tuple[Link, ...]
     item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
+    tags: tuple[Tag, ...] = ()  # the item's extension elements (#13); row["tags_hash"] sums them
 
 
 @dataclass(frozen=True, slots=True)
