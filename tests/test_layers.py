@@ -28,7 +28,18 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "leaf",
-        frozenset({"podarchive", "errors", "types", "clock", "urls", "settings", "mediatype"}),
+        frozenset(
+            {
+                "podarchive",
+                "errors",
+                "types",
+                "clock",
+                "urls",
+                "settings",
+                "mediatype",
+                "namespaces",
+            }
+        ),
     ),
     (
         "pure",

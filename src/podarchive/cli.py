@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from podarchive import __version__
+from podarchive.clock import now_iso
 from podarchive.config import (
     FeedSchedule,
     add_schedule,
@@ -31,6 +32,7 @@ from podarchive.cron import validate_cron
 from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.pipeline import RunReport, update_due, update_feeds
+from podarchive.reparse import fill_tags
 from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.settings import Settings, settings_from_env
 from podarchive.store import Archive, check_file
@@ -230,6 +232,7 @@ def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
     ``quick_check`` once a day, and checkpointed afterwards (so the WAL does not grow)."""
     with Archive(db_path, create=create) as archive:
         archive.check_daily()
+        _fill_tags_once(archive)
         try:
             yield archive
         except BaseException:
@@ -237,6 +240,16 @@ def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
                 archive.checkpoint()
             raise
         archive.checkpoint()
+
+
+def _fill_tags_once(archive: Archive) -> None:
+    """After the upgrade to schema 9, once: feeds archived before it get their extension
+    elements (``tags``) from their stored snapshots (a ``reparse`` of those feeds)."""
+    if archive.feeds_without_tags():
+        log = logging.getLogger("podarchive")
+        log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
+        for report in fill_tags(archive, now_iso()):
+            log.info("%s: %d bodies replayed for its tags", report.label, report.bodies)
 
 
 def _finish(report: RunReport) -> None:

@@ -59,6 +59,7 @@ from podarchive.types import (
     Row,
     SaveStats,
     Snapshot,
+    Tag,
 )
 from podarchive.urls import normalize_url
 
@@ -88,6 +89,7 @@ class FeedOutcome:
     well_formed: bool = True  # parsed without recovering from errors
     split: FeedSplit | None = None  # the body cut into skeleton and items, when possible
     listed: tuple[str, ...] = ()  # keys of listed episodes not parsed: their items are known
+    channel_tags: tuple[Tag, ...] = ()  # the channel's extension elements (#13)
 
 
 @dataclass(slots=True)
@@ -213,6 +215,7 @@ def fetch_feed(
             well_formed=not read.recovered,
             split=split,
             listed=listed,
+            channel_tags=read.channel.tags,
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -227,7 +230,8 @@ def fetch_feed(
 #: item cache of every archive forgets what the older code made of each item.
 #: 2: bad bytes, character references and dates cost only themselves (#17).
 #: 3: Podlove Simple Chapters (``simple_chapters``) are read from items (#12).
-READ_REVISION = 3
+#: 4: every extension element is kept (``tags``, #13).
+READ_REVISION = 4
 
 
 def _item_context(result: FetchResult) -> str:
@@ -361,6 +365,7 @@ def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tup
             mark_absent=outcome.well_formed,
             snapshot=_snapshot(result, outcome.split),
             also_listed=outcome.listed,
+            channel_tags=outcome.channel_tags,
         )
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)

@@ -53,6 +53,16 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     return reports
 
 
+def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
+    """Once after the upgrade to schema 9: the feeds archived before it are rebuilt from their
+    snapshots, which fills their ``tags`` (every version) like a fresh archive's (#13)."""
+    reports = []
+    for feed_id, url, name in archive.feeds_without_tags():
+        reports.append(_reparse_one(archive, feed_id, url, name))
+        archive.mark_tags_filled(feed_id, now)
+    return reports
+
+
 def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None:
     """Re-extract every kept page body of the feed's episodes and rebuild their page side."""
     for episode_id in archive.episodes_with_page_bodies(feed_id):
@@ -105,6 +115,7 @@ def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> 
                 records=[],
                 complete=parsed.channel.complete,
                 mark_absent=not parsed.recovered,
+                channel_tags=parsed.channel.tags,
             )
             report.bodies += 1
         history = scratch.export_history(scratch_id)

@@ -257,7 +257,7 @@ class EpisodeWrite:
     row: Row
     links: tuple[Link, ...]
     item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
-    tags: tuple[Tag, ...] = ()  # the item's extension elements (#13); row["tags_hash"] sums them
+    tags: tuple[Tag, ...] = ()  # the item's extension elements (#13), synced when its bytes change
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +299,7 @@ class FeedHistory:
     episodes: list[Row]
     revisions: list[Row]  # feed-side episode revisions, with their old id as "revision"
     links: list[Row]  # feed links; "revision" is the old revision id, or None when current
+    tags: list[Row] = field(default_factory=list)  # every version; "key" None: the channel's
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from podarchive.types import EpisodeWrite, Link, Row, SaveStats
 
 from .episode_files import EpisodeFilesMixin
 from .schema import EPISODE_COLUMNS
+from .tags import TagsMixin
 
 REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
@@ -63,7 +64,7 @@ _link_values: Callable[[Link], tuple[Any, ...]] = operator.attrgetter(
 )
 
 
-class EpisodesMixin(EpisodeFilesMixin):
+class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
     """The episode rows of a feed, written inside the caller's transaction."""
 
     def episode_keys(self, feed_id: int) -> set[str]:
@@ -148,13 +149,16 @@ class EpisodesMixin(EpisodeFilesMixin):
                 new += 1
             elif previous["row_hash"] == digest:
                 unchanged += 1
-                self._renew_item_hash(previous, episode.item_hash)
+                if self._renew_item_hash(previous, episode.item_hash):
+                    # the raw item changed, not its row: its extension elements may have
+                    self._sync_tags(feed_id, int(previous["id"]), episode.tags, now)
                 continue
             else:
                 episode_id = self._rewrite_episode(episode, digest, now, previous)
                 changed += 1
             self._add_links(episode_id, "feed", episode.links)
             self._sync_files(episode_id, episode.row, now, new=previous is None)
+            self._sync_tags(feed_id, episode_id, episode.tags, now)
         if mark_absent:
             dates = [e.row.get("published") for e in episodes]
             dates.extend(stored[k]["published"] for k in skipped)
@@ -184,12 +188,20 @@ class EpisodesMixin(EpisodeFilesMixin):
         assert episode_id is not None
         return episode_id
 
-    def _renew_item_hash(self, previous: Row, item_hash: str | None) -> None:
-        """An unchanged episode's raw item may still differ (another context, a migration)."""
-        if item_hash is not None and previous["item_hash"] != item_hash:
+    def _renew_item_hash(self, previous: Row, item_hash: str | None) -> bool:
+        """An unchanged episode's raw item may still differ (another context, a migration).
+
+        True when the raw item differs or is unknown: what only its bytes say (its ``tags``)
+        may have changed.
+        """
+        if item_hash is None:
+            return True
+        if previous["item_hash"] != item_hash:
             self.db.execute(
                 "UPDATE episodes SET item_hash = ? WHERE id = ?", [item_hash, previous["id"]]
             )
+            return True
+        return False
 
     def _rewrite_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> int:
         """Rewrite a changed episode and drop its current feed links (the caller adds the new)."""

@@ -100,7 +100,12 @@ class FeedHistoryMixin(EpisodesMixin):
         )
         columns = (*FEED_META_COLUMNS, "meta_seen_at")
         return FeedHistory(
-            dict(zip(columns, meta, strict=True)), feed_revisions, episodes, revisions, links
+            dict(zip(columns, meta, strict=True)),
+            feed_revisions,
+            episodes,
+            revisions,
+            links,
+            self._export_tags(feed_id),
         )
 
     def import_history(self, feed_id: int, history: FeedHistory) -> SaveStats:
@@ -125,6 +130,10 @@ class FeedHistoryMixin(EpisodesMixin):
             ids, stats = self._import_episodes(feed_id, history.episodes)
             revision_ids = self._import_revisions(ids, history.revisions)
             self._import_links(ids, revision_ids, history.links)
+            every_episode = dict(
+                self.db.execute("SELECT key, id FROM episodes WHERE feed_id = ?", [feed_id])
+            )
+            self._import_tags(feed_id, every_episode, history.tags)
         return stats
 
     def _import_episodes(

@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from podarchive.history import FEED_TRACKED, changed_feed_fields
-from podarchive.types import EpisodeWrite, FeedState, FetchRecord, Row, SaveStats, Snapshot
+from podarchive.types import EpisodeWrite, FeedState, FetchRecord, Row, SaveStats, Snapshot, Tag
 
 from .episodes import EpisodesMixin
 from .fetch_log import FetchLogMixin
@@ -39,14 +39,25 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
             return state
         with self.transaction():
             self.db.execute(
-                "INSERT INTO feeds (url, name, first_seen_at) VALUES (?, ?, ?) "
+                "INSERT INTO feeds (url, name, first_seen_at, tags_filled_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(url) DO UPDATE SET name = excluded.name "
                 "WHERE excluded.name IS NOT NULL AND feeds.name IS NOT excluded.name",
-                [url, name, now],
+                [url, name, now, now],
             )
         state = self.feed_state(url)
         assert state is not None
         return state
+
+    def feeds_without_tags(self) -> list[tuple[int, str, str | None]]:
+        """(id, url, name) of the feeds archived before schema 9 whose tags are not filled."""
+        rows = self.db.execute(
+            "SELECT id, url, name FROM feeds WHERE tags_filled_at IS NULL ORDER BY id"
+        )
+        return [(int(i), str(u), n) for i, u, n in rows]
+
+    def mark_tags_filled(self, feed_id: int, now: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE feeds SET tags_filled_at = ? WHERE id = ?", [now, feed_id])
 
     def feed_state(self, url: str) -> FeedState | None:
         row = self.db.execute(
@@ -128,6 +139,7 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
         mark_absent: bool = True,
         snapshot: Snapshot | None = None,
         also_listed: Collection[str] = (),
+        channel_tags: Sequence[Tag] = (),
     ) -> SaveStats:
         """Store one parsed feed in one transaction. Unchanged episodes are not touched.
 
@@ -136,9 +148,11 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
         and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
         ``also_listed`` are keys of episodes the body lists but that were not parsed because
         their raw items are known unchanged (issue #7): they count as listed, not absent.
+        ``channel_tags`` are the channel's extension elements (#13).
         """
         with self.transaction():
             self._update_meta(feed_id, meta, now)
+            self._sync_tags(feed_id, None, channel_tags, now)
             stats = self._upsert_episodes(
                 feed_id, episodes, now, complete=complete, mark_absent=mark_absent,
                 also_listed=also_listed,

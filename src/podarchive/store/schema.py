@@ -485,6 +485,102 @@ def _list_files(db: sqlite_utils.Database) -> None:
         )
 
 
+# Frozen: migration 9 creates exactly these views. The typed faces of ``tags`` (#13): the
+# current rows (seen_until IS NULL) of the podcast namespace, their attributes as columns.
+def _attr(name: str, table: str = "t") -> str:
+    return f"json_extract({table}.attributes, '$.{name}')"
+
+
+def _child_text(name: str) -> str:
+    return (
+        f"(SELECT c.text FROM tags c WHERE c.parent_id = t.id AND c.name = '{name}' "
+        "ORDER BY c.position LIMIT 1)"
+    )
+
+
+_CURRENT = "t.seen_until IS NULL AND t.ns = 'podcast'"
+TAG_VIEWS: dict[str, str] = {
+    "persons": f"""SELECT t.id, t.feed_id, t.episode_id, t.text AS name,
+  coalesce({_attr("role")}, 'host') AS role, coalesce({_attr("group")}, 'cast') AS "group",
+  {_attr("img")} AS img, {_attr("href")} AS href
+FROM tags t WHERE {_CURRENT} AND t.name = 'person'""",
+    "soundbites": f"""SELECT t.id, t.feed_id, t.episode_id,
+  CAST({_attr("startTime")} AS REAL) AS start, CAST({_attr("duration")} AS REAL) AS duration,
+  t.text AS title
+FROM tags t WHERE {_CURRENT} AND t.name = 'soundbite'""",
+    "alternate_enclosures": f"""SELECT t.id, t.feed_id, t.episode_id, {_attr("type")} AS type,
+  CAST({_attr("length")} AS INTEGER) AS length, CAST({_attr("bitrate")} AS REAL) AS bitrate,
+  CAST({_attr("height")} AS INTEGER) AS height, {_attr("lang")} AS lang,
+  {_attr("title")} AS title, {_attr("rel")} AS rel, {_attr("codecs")} AS codecs,
+  {_attr("default")} AS "default",
+  (SELECT json_group_array({_attr("uri", "s")}) FROM tags s WHERE s.parent_id = t.id
+   AND s.name = 'source') AS sources
+FROM tags t WHERE {_CURRENT} AND t.name = 'alternateEnclosure'""",
+    "alternate_enclosure_sources": f"""SELECT t.id, t.feed_id, t.episode_id,
+  t.parent_id AS alternate_enclosure_id, {_attr("uri")} AS uri,
+  {_attr("contentType")} AS content_type
+FROM tags t WHERE {_CURRENT} AND t.name = 'source'
+  AND (SELECT p.name FROM tags p WHERE p.id = t.parent_id) = 'alternateEnclosure'""",
+    "value_recipients": f"""SELECT t.id, t.feed_id, t.episode_id, t.parent_id AS value_id,
+  {_attr("type", "v")} AS value_type, {_attr("method", "v")} AS method,
+  {_attr("suggested", "v")} AS suggested, {_attr("name")} AS name, {_attr("type")} AS type,
+  {_attr("address")} AS address, CAST({_attr("split")} AS REAL) AS split,
+  {_attr("customKey")} AS custom_key, {_attr("customValue")} AS custom_value,
+  {_attr("fee")} AS fee
+FROM tags t JOIN tags v ON v.id = t.parent_id
+WHERE {_CURRENT} AND t.name = 'valueRecipient'""",
+    "remote_items": f"""SELECT t.id, t.feed_id, t.episode_id, {_attr("feedGuid")} AS feed_guid,
+  {_attr("feedUrl")} AS feed_url, {_attr("itemGuid")} AS item_guid,
+  {_attr("medium")} AS medium, t.text AS title,
+  (SELECT p.name FROM tags p WHERE p.id = t.parent_id) AS inside
+FROM tags t WHERE {_CURRENT} AND t.name = 'remoteItem'""",
+    "podroll": f"""SELECT t.id, t.feed_id, {_attr("feedGuid")} AS feed_guid,
+  {_attr("feedUrl")} AS feed_url, {_attr("itemGuid")} AS item_guid, t.text AS title
+FROM tags t JOIN tags p ON p.id = t.parent_id
+WHERE {_CURRENT} AND t.name = 'remoteItem' AND p.name = 'podroll'""",
+    "live_items": f"""SELECT t.id, t.feed_id, {_attr("status")} AS status,
+  {_attr("start")} AS start, {_attr("end")} AS "end", {_child_text("guid")} AS guid,
+  {_child_text("title")} AS title,
+  (SELECT {_attr("url", "c")} FROM tags c WHERE c.parent_id = t.id AND c.name = 'enclosure'
+   LIMIT 1) AS enclosure_url,
+  (SELECT e.id FROM episodes e WHERE e.feed_id = t.feed_id AND e.guid = {_child_text("guid")}
+   LIMIT 1) AS became_episode_id
+FROM tags t WHERE {_CURRENT} AND t.name = 'liveItem'""",
+    "locations": f"""SELECT t.id, t.feed_id, t.episode_id, t.text AS name,
+  {_attr("geo")} AS geo, {_attr("osm")} AS osm, {_attr("rel")} AS rel,
+  {_attr("country")} AS country
+FROM tags t WHERE {_CURRENT} AND t.name = 'location'""",
+}
+
+
+def _every_tag_v9(db: sqlite_utils.Database) -> None:
+    """Issue #13: every extension element of channels and items, losslessly, in ``tags``
+    (revised by ``seen_until``), and typed views over it. Filled from the stored feed
+    snapshots on the archive's first write after the upgrade (``reparse.fill_tags``)."""
+    db.table("tags").create(
+        {
+            "id": int, "feed_id": int, "episode_id": int, "parent_id": int, "position": int,
+            "ns": str, "namespace": str, "name": str, "attributes": str, "text": str,
+            "seen_from": str, "seen_until": str,
+        },
+        pk="id",
+        not_null={"feed_id", "position", "ns", "namespace", "name", "seen_from"},
+        foreign_keys=[
+            ("feed_id", "feeds", "id"), ("episode_id", "episodes", "id"),
+            ("parent_id", "tags", "id"),
+        ],
+    )  # fmt: skip
+    db.execute(
+        "CREATE INDEX idx_tags_current ON tags (feed_id, episode_id, id) WHERE seen_until IS NULL"
+    )
+    db.table("tags").create_index(["ns", "name"])
+    db.table("tags").create_index(["parent_id"])
+    db.table("tags").create_index(["episode_id"])
+    db.execute("ALTER TABLE feeds ADD COLUMN tags_filled_at TEXT")
+    for name, sql in TAG_VIEWS.items():
+        db.execute(f"CREATE VIEW {name} AS {sql}")
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
@@ -495,5 +591,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fts_text_updates_v6,
     _covering_indexes_v7,
     _archive_around_v8,
+    _every_tag_v9,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
