@@ -173,7 +173,7 @@ class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
                     changed += 1
                 self._add_links(episode_id, "feed", episode.links)
                 self._sync_files(episode_id, episode.row, now, new=previous is None)
-                self._sync_tags(feed_id, episode_id, episode.tags, now)
+                self._sync_tags(feed_id, episode_id, episode.tags, now, new=previous is None)
         return SaveStats(new=new, changed=changed, unchanged=unchanged)
 
     # site episodes ------------------------------------------------------------------------

@@ -158,7 +158,7 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
                 changed += 1
             self._add_links(episode_id, "feed", episode.links)
             self._sync_files(episode_id, episode.row, now, new=previous is None)
-            self._sync_tags(feed_id, episode_id, episode.tags, now)
+            self._sync_tags(feed_id, episode_id, episode.tags, now, new=previous is None)
         if mark_absent:
             dates = [e.row.get("published") for e in episodes]
             dates.extend(stored[k]["published"] for k in skipped)

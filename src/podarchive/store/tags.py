@@ -34,12 +34,22 @@ class TagsMixin(Connection):
     """The ``tags`` rows of a feed, written inside the caller's transaction."""
 
     def _sync_tags(
-        self, feed_id: int, episode_id: int | None, tags: Sequence[Tag], now: str
+        self,
+        feed_id: int,
+        episode_id: int | None,
+        tags: Sequence[Tag],
+        now: str,
+        *,
+        new: bool = False,
     ) -> bool:
         """Make the scope's current tags ``tags``; changed ones are kept with ``seen_until``.
 
-        True when anything was written.
+        ``new``: the episode was just inserted (it has no tags to compare). True when anything
+        was written.
         """
+        if new:
+            self._insert_tags(feed_id, episode_id, tags, now)
+            return bool(tags)
         current = self.db.execute(
             "SELECT id, parent_id, position, namespace, name, attributes, text FROM tags "
             "WHERE feed_id = ? AND episode_id IS ? AND seen_until IS NULL ORDER BY id",
