@@ -31,6 +31,15 @@ Deliberate choices:
   http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
   (``psc:chapters of item 3 'Title': …``; five items, then a count), never a failure.
 
+* Extension elements (#13): ``Channel.tags`` / ``Episode.tags`` are podcast_ns's lossless
+  capture (every ``podcast:*``, ``psc:*``, ``media:*``… child and its subtree). An extension
+  element holding RSS elements (``podcast:liveItem`` with its ``<title>``, ``<link>``,
+  ``<enclosure>``, ``<item>``…) misled feedparser, which took a liveItem's link, language,
+  dates, owner, ttl… for the channel's: the channel (or that item) is then read again by
+  feedparser from a document of its own direct children (the scan writes it), and an
+  ``<item>`` inside an extension element is no episode. Scopes cut at ``MAX_TAGS`` elements
+  are one warning.
+
 Decoding (issue #17) is :mod:`podarchive.feed_encoding`'s: one bad byte or forbidden character
 reference costs that character (U+FFFD and a counted warning), never the feed.
 """
@@ -92,8 +101,10 @@ def parse_feed(
     scan = _scan(readable_body, _get(result, "encoding"))
     _refuse_unusable(body, result, scan)
     feed: FPDict = _get(result, "feed") or {}
-    entries: list[FPDict] = list(_get(result, "entries") or [])
-    episodes, chapter_notes = _episodes(entries, scan.items, url)
+    if scan.channel.document is not None:  # an extension element holds RSS: the channel alone
+        feed = _reread(scan.channel.document, fp_headers, "feed") or feed
+    entries = _outside_extensions(list(_get(result, "entries") or []), scan)
+    episodes, chapter_notes = _episodes(entries, scan.items, url, fp_headers)
     return ParsedFeed(
         channel=_channel(feed, scan.channel if scan.root else None, url),
         episodes=episodes,
@@ -103,6 +114,7 @@ def parse_feed(
             *_warnings(result),
             *_date_warnings(feed, entries),
             *_chapter_warnings(chapter_notes),
+            *_tag_warnings(scan),
         ),
         recovered=_bozo_exception(result) is not None,
     )
@@ -209,6 +221,40 @@ def _scan(body: bytes, encoding: object) -> PodcastScan:
         return PodcastScan()
 
 
+def _reread(document: bytes, headers: Mapping[str, str], key: str) -> Any:
+    """feedparser's ``feed`` (or first entry) of a document the scan wrote; None if unread.
+
+    The scan writes the channel, or one item, without the extension elements that hold RSS
+    elements (a ``podcast:liveItem``'s ``<link>``…), which feedparser would take for the
+    channel's or item's own. The document declares its encoding; the headers keep the base.
+    """
+    try:
+        result = _run_feedparser(document, {**headers, "content-type": "application/xml"})
+    except ParseError:
+        return None
+    if not _get(result, "version"):
+        return None
+    if key == "feed":
+        return _get(result, "feed") or None
+    entries = _get(result, "entries") or []
+    return entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
+
+
+def _outside_extensions(entries: list[FPDict], scan: PodcastScan) -> list[FPDict]:
+    """feedparser's entries but those of items inside an extension element (a liveItem's).
+
+    By position when feedparser found every item the scan did, else by guid.
+    """
+    if not scan.nested_items:
+        return entries
+    if len(entries) == len(scan.items) + len(scan.nested_items):
+        drop = {number for number, _ in scan.nested_items}
+        return [entry for number, entry in enumerate(entries) if number not in drop]
+    kept = {item.guid for item in scan.items}
+    nested = {guid for _, guid in scan.nested_items if guid is not None and guid not in kept}
+    return [entry for entry in entries if _str(entry, "id") not in nested]
+
+
 def _refuse_unusable(body: bytes, result: FPDict, scan: PodcastScan) -> None:
     """Raise when feedparser found no feed in the body; return when it is usable."""
     if _get(result, "entries"):
@@ -306,6 +352,7 @@ def _channel(feed: FPDict, scan: ChannelScan | None, base_url: str | None = None
         links=tuple(
             (rel, urljoin(base_url, href) if base_url else href) for rel, href in raw.links
         ),
+        tags=raw.tags,
     )
 
 
@@ -361,16 +408,26 @@ def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
         transcripts=raw.transcripts,
         chapters=raw.chapters,
         persons=raw.persons,
+        tags=raw.tags,
     )
 
 
 def _episodes(
-    entries: list[FPDict], items: tuple[ItemScan, ...], url: str | None
+    entries: list[FPDict],
+    items: tuple[ItemScan, ...],
+    url: str | None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[tuple[Episode, ...], list[str]]:
-    """The episodes, media URLs absolute when ``url`` is given, and their psc:chapters notes."""
+    """The episodes, media URLs absolute when ``url`` is given, and their psc:chapters notes.
+
+    An item whose extension elements hold RSS elements is read again without them (``headers``
+    are feedparser's, for the base URL).
+    """
     episodes: list[Episode] = []
     notes: list[str] = []
     for number, (entry, item) in enumerate(_align(entries, items), 1):
+        if item is not None and item.document is not None:
+            entry = _reread(item.document, headers or {}, "entry") or entry
         episode = _episode(entry, item)
         if url:
             episode = _absolute(episode, url)
@@ -414,6 +471,19 @@ def _chapter_warnings(notes: Sequence[str]) -> tuple[str, ...]:
     rest = len(notes) - _SAMPLES
     more = f"psc:chapters of {rest:,} more item{'s' if rest > 1 else ''} had bad entries too"
     return (*notes[:_SAMPLES], more)
+
+
+def _tag_warnings(scan: PodcastScan) -> tuple[str, ...]:
+    """One line naming the scopes whose extension elements were cut at MAX_TAGS."""
+    cut = ["the channel"] if scan.channel.tags_cut else []
+    cut += [f"item {number}" for number, item in enumerate(scan.items, 1) if item.tags_cut]
+    if not cut:
+        return ()
+    shown = ", ".join(cut[:_SAMPLES])
+    if len(cut) > _SAMPLES:
+        shown += f" and {len(cut) - _SAMPLES:,} more"
+    most = f"{podcast_ns.MAX_TAGS:,}"
+    return (f"more than {most} extension elements in {shown}: the first {most} kept",)
 
 
 def _absolute(episode: Episode, base: str) -> Episode:

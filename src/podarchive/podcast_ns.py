@@ -14,15 +14,16 @@ at all gives an empty :class:`PodcastScan`.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lxml import etree
 
 from podarchive.chapters import MAX_CHAPTERS, SimpleChapter
-from podarchive.types import Chapters, Funding, Person, Transcript
+from podarchive.types import Chapters, Funding, Person, Tag, Transcript
 
 PODCAST_NAMESPACES = frozenset(
     {
@@ -72,6 +73,34 @@ FEED_HISTORY = "http://purl.org/syndication/history/1.0"  # RFC 5005
 ITUNES = "itunes"
 OTHER = ""
 
+# What feedparser maps fully into its own fields (#13): RSS and Atom under every namespace URI
+# it reads as the format's own, itunes, content, Dublin Core and syndication, and their
+# prefixes when undeclared (feedparser's loose parser goes by the prefix). Everything else is
+# an extension, kept as Tag records. Kinds as _split gives them (URIs lower-cased).
+DC_NAMESPACE = "http://purl.org/dc/elements/1.1/"
+SY_NAMESPACE = "http://purl.org/rss/1.0/modules/syndication/"
+MAPPED_KINDS = ITEM_NAMESPACES | {
+    ITUNES,
+    CONTENT_NAMESPACE,
+    DC_NAMESPACE,
+    SY_NAMESPACE,
+    "http://backend.userland.com/rss",
+    "http://blogs.law.harvard.edu/tech/rss",
+    "http://purl.org/rss/1.0/modules/rss091#",
+    "http://purl.org/echo/",
+    "http://purl.org/pie/",
+    "http://example.com/newformat#",
+    "http://example.com/necho",
+    "uri/of/echo/namespace#",
+    "?atom",
+    "?content",
+    "?dc",
+    "?sy",
+}
+# Captured elements per scope (the channel, one item); the rest are cut, with a warning.
+# Twice MAX_CHAPTERS: a psc:chapters with as many chapters as are read is kept whole.
+MAX_TAGS = 2 * MAX_CHAPTERS
+
 
 @dataclass(frozen=True, slots=True)
 class ItemScan:
@@ -91,6 +120,12 @@ class ItemScan:
     # psc:chapter (start, title, href, image) attributes, document order, at most
     # MAX_CHAPTERS + 1 (one over the cap, so that chapters.parse_simple_chapters says it cut)
     simple_chapters: tuple[SimpleChapter, ...] = ()
+    tags: tuple[Tag, ...] = ()  # extension elements and their subtrees, flattened (#13)
+    tags_cut: bool = False  # there were more than MAX_TAGS: the first MAX_TAGS are kept
+    # the item alone, without its extension elements that hold RSS/Atom/itunes elements
+    # (feedparser would take those for the item's own), for feedparser to read again; None
+    # when there are none
+    document: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +145,12 @@ class ChannelScan:
     categories: tuple[str, ...] = ()  # itunes:category, nested ones as "Parent > Child"
     complete: bool = False  # RFC 5005 <fh:complete/>: the feed lists every entry
     links: tuple[tuple[str, str], ...] = ()  # atom:link (rel, href) of the channel, raw
+    tags: tuple[Tag, ...] = ()  # extension elements and their subtrees, flattened (#13)
+    tags_cut: bool = False  # there were more than MAX_TAGS: the first MAX_TAGS are kept
+    # the channel without its items and without its extension elements that hold
+    # RSS/Atom/itunes elements (a podcast:liveItem's <title>, <link>… would be taken for the
+    # channel's), for feedparser to read again; None when there are none
+    document: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +158,9 @@ class PodcastScan:
     root: str | None = None  # local name of the root element, None when unreadable
     channel: ChannelScan = ChannelScan()
     items: tuple[ItemScan, ...] = ()
+    # <item>/<entry> elements inside an extension element (a podcast:liveItem's): no episodes.
+    # (index among every <item>/<entry> of the document, in document order; its guid)
+    nested_items: tuple[tuple[int, str | None], ...] = ()
 
 
 def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
@@ -130,10 +174,20 @@ def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
         root = _parse(body, None)
     if root is None:
         return PodcastScan()
-    items = tuple(_scan_item(el, utf8) for el in _items(root))
-    channel_el = _channel_element(root)
+    context = _Context(root, encoding or "utf-8")
+    channel = _scan_channel(_channel_element(root), utf8, context)
+    items: list[ItemScan] = []
+    skipped: list[tuple[int, str | None]] = []
+    for number, el in enumerate(_items(root)):  # document order: an outer item comes first
+        if el in context.nested:
+            skipped.append((number, _scan_item(el).guid))
+        else:
+            items.append(_scan_item(el, utf8, context))
     return PodcastScan(
-        root=_split(root.tag)[1], channel=_scan_channel(channel_el, utf8), items=items
+        root=_split(root.tag)[1],
+        channel=channel,
+        items=tuple(items),
+        nested_items=tuple(skipped),
     )
 
 
@@ -233,7 +287,9 @@ def _attr(el: etree._Element, name: str) -> str | None:
     return value or None
 
 
-def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
+def _scan_item(
+    item: etree._Element, utf8: bool = False, context: _Context | None = None
+) -> ItemScan:
     found: dict[str, str | None] = {}
     transcripts: list[Transcript] = []
     chapters: list[Chapters] = []
@@ -257,6 +313,7 @@ def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
         elif (key := _item_key(kind, local)) is not None:
             text = _raw_text(el) if key in RAW_KEYS else _text(el)
             found.setdefault(key, text if key == "guid" else _repair(text, utf8))
+    captured = _capture(item, context)
     return ItemScan(
         guid=found.get("guid") or _attr(item, RDF_ABOUT),
         explicit=found.get("explicit"),
@@ -270,6 +327,9 @@ def _scan_item(item: etree._Element, utf8: bool = False) -> ItemScan:
         chapters=tuple(chapters),
         persons=tuple(persons),
         simple_chapters=tuple(simple_chapters),
+        tags=captured.tags,
+        tags_cut=captured.cut,
+        document=_item_document(item, captured.mislead, context),
     )
 
 
@@ -309,7 +369,9 @@ def _raw_text(el: etree._Element) -> str | None:
     return el.text.strip() or None
 
 
-def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
+def _scan_channel(
+    channel: etree._Element, utf8: bool = False, context: _Context | None = None
+) -> ChannelScan:
     found: dict[str, str | None] = {}
     funding: list[Funding] = []
     categories: list[str] = []
@@ -338,6 +400,7 @@ def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
             complete = True
         elif kind in ATOM_NAMESPACES and local == "link" and (href := _attr(el, "href")):
             links.append(((_attr(el, "rel") or "alternate").lower(), href))
+    captured = _capture(channel, context)
     return ChannelScan(
         complete=complete,
         links=tuple(links),
@@ -352,6 +415,9 @@ def _scan_channel(channel: etree._Element, utf8: bool = False) -> ChannelScan:
         itunes_summary=found.get("summary"),
         itunes_subtitle=found.get("subtitle"),
         categories=tuple(dict.fromkeys(categories)),
+        tags=captured.tags,
+        tags_cut=captured.cut,
+        document=_channel_document(channel, captured.mislead, context),
     )
 
 
@@ -365,6 +431,197 @@ def _categories(el: etree._Element, parents: tuple[str, ...]) -> Iterator[str]:
     for kind, local, child in _children(el):
         if kind == ITUNES and local == "category":
             yield from _categories(child, path)
+
+
+# extension elements, losslessly (issue #13) --------------------------------------------
+
+
+@dataclass(slots=True)
+class _Context:
+    """What one scan shares between its scopes."""
+
+    root: etree._Element
+    encoding: str  # the body's, for the documents feedparser reads again
+    nested: set[etree._Element] = field(default_factory=set)  # items in extensions
+
+
+@dataclass(frozen=True, slots=True)
+class _Captured:
+    tags: tuple[Tag, ...] = ()
+    cut: bool = False
+    # the scope's extension elements that hold feed vocabulary (RSS, Atom, itunes…)
+    mislead: tuple[etree._Element, ...] = ()
+
+
+def _extension(kind: str) -> bool:
+    """Whether elements of this kind (see _split) are extensions, kept as Tag records."""
+    return kind not in MAPPED_KINDS
+
+
+def _capture(scope: etree._Element, context: _Context | None = None) -> _Captured:
+    """The scope's extension children with their whole subtrees, as flattened Tag records.
+
+    Document order; ``parent`` indexes the same tuple, ``position`` counts among the parent's
+    children. One pass over each captured subtree (no recursion: depth is no cost); after
+    MAX_TAGS records the pass goes on only to find feed vocabulary and nested items.
+    """
+    tags: list[Tag] = []
+    mislead: list[etree._Element] = []
+    cut = False
+    top = 0
+    for child in scope:
+        kind, local = _split(child.tag)
+        if not local or not _extension(kind):
+            continue
+        misleads = False
+        counts: dict[int, int] = {}  # captured children so far, by parent index
+        stack: list[tuple[etree._Element, int | None]] = [(child, None)]
+        while stack:
+            el, parent = stack.pop()
+            if el is not child:
+                el_kind, el_local = _split(el.tag)
+                if not _extension(el_kind):
+                    misleads = True
+                    if (
+                        context is not None
+                        and el_local in ITEM_NAMES
+                        and el_kind in ITEM_NAMESPACES
+                    ):
+                        context.nested.add(el)
+            if len(tags) >= MAX_TAGS:
+                cut = True
+                stack.extend((c, None) for c in reversed(el) if isinstance(c.tag, str))
+                continue
+            if parent is None:
+                position, top = top, top + 1
+            else:
+                position = counts.get(parent, 0)
+                counts[parent] = position + 1
+            index = len(tags)
+            tags.append(_tag(el, parent, position))
+            stack.extend((c, index) for c in reversed(el) if isinstance(c.tag, str))
+        if misleads:
+            mislead.append(child)
+    return _Captured(tuple(tags), cut, tuple(mislead))
+
+
+@functools.lru_cache(maxsize=1024)
+def _qualified(tag: str) -> tuple[str, str]:
+    """(namespace URI as written, local name); an undeclared prefix (left in the tag by
+    lxml's recovery) is the namespace, as ``namespaces.label`` expects."""
+    if tag.startswith("{"):
+        uri, _, local = tag[1:].partition("}")
+        return uri, local
+    prefix, colon, local = tag.partition(":")
+    return (prefix, local) if colon else ("", tag)
+
+
+def _tag(el: etree._Element, parent: int | None, position: int) -> Tag:
+    namespace, name = _qualified(el.tag)
+    return Tag(
+        namespace=namespace,
+        name=name,
+        attributes=tuple(el.attrib.items()),
+        text=_own_text(el),
+        parent=parent,
+        position=position,
+    )
+
+
+def _own_text(el: etree._Element) -> str | None:
+    """The element's text and its children's tails (not their text), stripped; None if empty.
+
+    An entity reference left unresolved counts as written (``&name;``).
+    """
+    if not len(el):
+        text = el.text
+    else:
+        pieces = [el.text or ""]
+        for child in el:
+            if not isinstance(child.tag, str):
+                pieces.append(child.text or "")
+            pieces.append(child.tail or "")
+        text = "".join(pieces)
+    if text is None:
+        return None
+    return text.strip() or None
+
+
+def _channel_document(
+    channel: etree._Element, mislead: tuple[etree._Element, ...], context: _Context | None
+) -> bytes | None:
+    """The feed without items and without ``mislead``: what feedparser should read the
+    channel from. None when nothing misleads (feedparser's first reading stands)."""
+    if not mislead or context is None:
+        return None
+    drop = set(mislead)
+    root = context.root
+    try:
+        top = _shallow(root)
+        if channel is root:
+            _append_kept(top, root, drop)
+        else:
+            for child in root:
+                if child is channel:
+                    _append_kept(_sub(top, channel), channel, drop)
+                elif not _is_item(child):
+                    top.append(copy.deepcopy(child))
+        return _serialize(top, context.encoding)
+    except (etree.LxmlError, ValueError, TypeError):  # odd recovered names: keep the first reading
+        return None
+
+
+def _item_document(
+    item: etree._Element, mislead: tuple[etree._Element, ...], context: _Context | None
+) -> bytes | None:
+    """The item alone inside its ancestors' start tags, without ``mislead``; None when
+    nothing misleads."""
+    if not mislead or context is None:
+        return None
+    try:
+        ancestors = list(item.iterancestors())
+        ancestors.reverse()
+        if not ancestors:
+            return None
+        top = parent = _shallow(ancestors[0])
+        for ancestor in ancestors[1:]:
+            parent = _sub(parent, ancestor)
+        _append_kept(_sub(parent, item), item, set(mislead))
+        return _serialize(top, context.encoding)
+    except (etree.LxmlError, ValueError, TypeError):
+        return None
+
+
+def _shallow(el: etree._Element) -> etree._Element:
+    """A copy of the element's start tag: name, attributes and namespaces; no content."""
+    return etree.Element(el.tag, dict(el.attrib), nsmap=el.nsmap)
+
+
+def _sub(parent: etree._Element, el: etree._Element) -> etree._Element:
+    copied = _shallow(el)
+    parent.append(copied)
+    return copied
+
+
+def _append_kept(target: etree._Element, source: etree._Element, drop: set[etree._Element]) -> None:
+    """Deep copies of ``source``'s children but items and ``drop``, after its text."""
+    target.text = source.text
+    for child in source:
+        if child not in drop and not _is_item(child):
+            target.append(copy.deepcopy(child))
+
+
+def _is_item(el: etree._Element) -> bool:
+    kind, local = _split(el.tag)
+    return local in ITEM_NAMES and kind in ITEM_NAMESPACES
+
+
+def _serialize(root: etree._Element, encoding: str) -> bytes:
+    """The document in the body's encoding (said in its declaration), else in UTF-8."""
+    try:
+        return bytes(etree.tostring(root, encoding=encoding, xml_declaration=True))
+    except (LookupError, ValueError, etree.LxmlError):
+        return bytes(etree.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 # item-level change detection (issue #7) -------------------------------------------------

@@ -15,6 +15,7 @@ from podarchive.urls import is_http_url
 
 
 def channel_row(channel: Channel) -> Row:
+    """The feed's columns. Its tags are not among them: the store keeps them in ``tags``."""
     return {
         "title": channel.title,
         "link": channel.link,
@@ -73,13 +74,19 @@ def episode_row(episode: Episode, notes_text: str | None = None) -> Row:
 
 
 def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite], list[str]]:
-    """Rows and feed-note links for each distinct episode of a parsed feed."""
+    """Rows, feed-note links and tags (#13) of each distinct episode of a parsed feed.
+
+    The tags are no column: the store keeps them in ``tags``, so rows stored before keep
+    their hash.
+    """
     kept, warnings = dedupe(parsed.episodes)
     writes = []
     for key, episode in kept:
         notes = episode.notes_html
         text, links = notes_text_and_links(notes, episode.link or base_url) if notes else (None, ())
-        writes.append(EpisodeWrite(key=key, row=episode_row(episode, text), links=links))
+        writes.append(
+            EpisodeWrite(key=key, row=episode_row(episode, text), links=links, tags=episode.tags)
+        )
     return writes, warnings
 
 
