@@ -115,6 +115,9 @@ def test_datasette_sees_every_foreign_key(archive_db: Path) -> None:
         ("chapters", "episode_id"): "episodes",
         ("chapters", "chapter_file_id"): "chapter_files",
         ("chapters", "revision_id"): "chapter_revisions",
+        ("tags", "feed_id"): "feeds",
+        ("tags", "episode_id"): "episodes",
+        ("tags", "parent_id"): "tags",
     }.items() <= outgoing.items()
     # every *_id column of every table is a declared foreign key, so Datasette links it
     for name, table in tables.items():
@@ -169,3 +172,22 @@ def test_bare_datasette_escapes_show_notes(tmp_path: Path, site: LoopbackSite) -
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
         assert "<script>alert(1)</script>" not in html
         assert "<img src=x onerror" not in html
+
+
+TAG_VIEWS = {
+    "persons", "soundbites", "alternate_enclosures", "alternate_enclosure_sources",
+    "value_recipients", "remote_items", "podroll", "live_items", "locations",
+}  # fmt: skip
+
+
+def test_bare_datasette_shows_the_tags_and_their_views(archive_db: Path) -> None:
+    listing = get_json(archive_db, "/archive.json")
+    assert {v["name"] for v in listing["views"]} == TAG_VIEWS
+    for view in TAG_VIEWS:  # each answers, even where the feed has none of its tags
+        get_json(archive_db, f"/archive/{view}.json")
+    # the fixture's podcast:person tags: Edward Yang hosts, one guest in each of 4 episodes
+    persons = get_json(archive_db, "/archive/persons.json?_shape=array&role=guest")
+    assert len({p["episode_id"] for p in persons}) == len(persons) == 4
+    tags = get_json(archive_db, "/archive/tags.json?_shape=array&name=person&_labels=on")
+    assert {t["feed_id"]["label"] for t in tags} == {"PyTorch Developer Podcast"}
+    assert len(tags) == len(get_json(archive_db, "/archive/persons.json?_shape=array"))

@@ -4,7 +4,8 @@ Archives are built by the real pipeline from the PyTorch fixture on a loopback s
 its transcripts and chapters files); the history archive is updated from an edited feed (a
 retitled episode, a new channel description, two episodes dropped) and then from a failing
 one; the revised archive's transcript, chapters file and Podlove chapters change between two
-runs.
+runs; the namespace archive holds two hand-written Podcasting 2.0 shows (fixtures/namespace)
+sharing guests, with podrolls, soundbites, an alternate enclosure and live items.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +145,7 @@ def test_metadata_is_package_data_and_renders_no_html() -> None:
     assert set(QUERIES) == {
         "search_notes", "search_transcripts", "search_chapters", "most_linked_domains",
         "episodes_linking_to", "what_changed", "removed_episodes", "failing_feeds",
-        "episodes_by_year",
+        "episodes_by_year", "guests", "podroll_graph", "soundbite_links",
     }  # fmt: skip
 
 
@@ -158,7 +160,7 @@ def test_metadata_names_only_tables_and_columns_of_the_schema(tmp_path: Path) ->
     Archive(db).close()
     columns = {
         table: {row[1] for row in sql(db, f"PRAGMA table_info([{table}])")}
-        for (table,) in sql(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        for (table,) in sql(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
     }
     for table, meta in METADATA["databases"]["archive"]["tables"].items():
         assert table in columns, table
@@ -205,7 +207,7 @@ def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> 
         "feeds", "episodes", "links", "episode_revisions", "feed_revisions", "fetches",
         "snapshots", "feed_bodies", "feed_moves", "hosts", "documents", "page_bodies",
         "transcripts", "transcript_revisions", "transcript_segments", "chapter_files",
-        "chapter_revisions", "chapters",
+        "chapter_revisions", "chapters", "tags",
     } <= {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
     assert tables["feed_redirects"]["hidden"]
     fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
@@ -627,6 +629,266 @@ def test_searches_show_only_the_current_version(revised: Path) -> None:
     assert {r["episode_id"]["label"] for r in revisions} == {"Hypercomplex numbers"}
 
 
+# Podcasting 2.0 tags (#13) ----------------------------------------------------------------
+
+NAMESPACE = Path(__file__).parent / "fixtures" / "namespace"
+ENGINES, COMPILERS = "Analytical Engines", "Compiler Hour"
+SHOWS = {"analytical-engines.xml": ENGINES, "compiler-hour.xml": COMPILERS}
+BOTH = f"{ENGINES} · {COMPILERS}"
+
+
+@pytest.fixture(scope="module")
+def namespace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two hand-written shows (fixtures/namespace) archived by one run: guests on both, a
+    podroll each (one naming the other by podcast:guid and an unknown feed, the other naming
+    the first by feed URL), soundbites, an alternate enclosure, value, location, live items."""
+    db = tmp_path_factory.mktemp("namespace") / "archive.db"
+    with LoopbackSite() as site:
+        feeds = []
+        for name, title in SHOWS.items():
+            body = (NAMESPACE / name).read_text("utf-8").replace("BASE", site.url(""))
+            site.serve(f"/namespace/{name}", body)
+            feeds.append(FeedSchedule(url=site.url(f"/namespace/{name}"), name=title, pages=False))
+        with Archive(db) as archive:
+            report = update_feeds(archive, feeds, settings=RUN_SETTINGS)
+    assert [f.error for f in report.feeds] == [None, None]
+    assert sql(db, "SELECT count(*) FROM episodes") == [(4,)]
+    return db
+
+
+def _ids(db: Path, table: str, column: str) -> dict[str, int]:
+    return {key: id_ for id_, key in sql(db, f"SELECT id, {column} FROM {table}")}
+
+
+def test_tag_tables_and_views_have_titles(namespace: Path) -> None:
+    listing = get(namespace, "/archive.json").json()
+    assert {v["name"] for v in listing["views"]} == set(TAG_TITLES) - {"tags"}
+    metadata = get(namespace, "/-/metadata.json").json()["databases"]["archive"]["tables"]
+    assert {name: metadata[name]["title"] for name in TAG_TITLES} == TAG_TITLES
+    assert "<h1>Extension tags</h1>" in get(namespace, "/archive/tags").text
+    for view, title in TAG_TITLES.items():
+        if view != "tags":  # Datasette marks views as such
+            page = get(namespace, f"/archive/{view}").text
+            assert f"<h1>{title} (view)</h1>" in page, view
+            assert "A view over the current rows of tags" in page, view  # the description
+    # the soundbites view is not hidden by a query of its name: its query is soundbite_links
+    assert "soundbites" not in QUERIES
+    assert get(namespace, "/archive/soundbites.json").json()["columns"][:3] == [
+        "id",
+        "feed_id",
+        "episode_id",
+    ]
+
+
+TAG_TITLES = {
+    "tags": "Extension tags",
+    "persons": "People",
+    "soundbites": "Soundbites",
+    "alternate_enclosures": "Alternate enclosures",
+    "alternate_enclosure_sources": "Alternate enclosure sources",
+    "value_recipients": "Value recipients",
+    "remote_items": "Remote items",
+    "podroll": "Podrolls",
+    "live_items": "Live items",
+    "locations": "Locations",
+}
+
+
+def test_tags_table_facets_and_labels(namespace: Path) -> None:
+    found = facets(namespace, "/archive/tags.json")
+    assert set(found) == {"ns", "name"}
+    assert dict(found["ns"]) == {
+        "podcast": 31,
+        "": 6,  # the RSS title, guid and enclosure inside both podcast:liveItem
+        "https://example.com/ns/loom": 1,  # a namespace nobody labelled: its URI
+    }
+    assert dict(found["name"])["person"] == 9
+    # a nested element's parent is labelled with the parent's name
+    sources = rows(namespace, "/archive/tags.json?name=source&_labels=on")
+    assert [(r["parent_id"]["label"], r["episode_id"]["label"]) for r in sources] == [
+        ("alternateEnclosure", "The first program"),
+    ] * 2
+    (pattern,) = rows(namespace, "/archive/tags.json?name=pattern&_labels=on")
+    assert (pattern["feed_id"]["label"], pattern["episode_id"], pattern["text"]) == (
+        ENGINES,
+        None,
+        "Jacquard",
+    )
+    assert json.loads(pattern["attributes"]) == {"cards": "24"}
+
+
+def test_persons_view(namespace: Path) -> None:
+    episodes = {v: k for k, v in _ids(namespace, "episodes", "title").items()}
+    feeds = {v: k for k, v in _ids(namespace, "feeds", "title").items()}
+    got = rows(namespace, "/archive/persons.json")
+    assert [r["name"] for r in got] == sorted(r["name"] for r in got)  # sorted by name
+    assert {
+        (r["name"], r["role"], r["group"], feeds[r["feed_id"]], episodes.get(r["episode_id"]))
+        for r in got
+    } == {
+        ("Ada Lovelace", "GUEST", "cast", COMPILERS, "Teaching machines English"),
+        ("Ada Lovelace", "guest", "cast", ENGINES, "The first program"),
+        ("Charles Babbage", "host", "cast", ENGINES, None),  # no role: the spec's host
+        ("Charles Babbage", "host", "cast", ENGINES, "The first program"),
+        ("Grace Hopper", "Guest", "cast", ENGINES, "The difference engine"),
+        ("Grace Hopper", "guest", "cast", COMPILERS, None),  # inside the live item
+        ("Grace Hopper", "guest", "cast", COMPILERS, "Nanoseconds"),
+        ("Grace Hopper", "guest", "cast", COMPILERS, "Teaching machines English"),
+        ("Jean Sammet", "host", "cast", COMPILERS, "Teaching machines English"),
+    }
+    assert len(got) == 9
+    ada = next(r for r in got if r["role"] == "guest" and r["name"] == "Ada Lovelace")
+    assert (ada["img"], ada["href"]) == ("https://example.com/ada.jpg", None)
+    assert facets(namespace, "/archive/persons.json") == {
+        "role": [("guest", 4), ("host", 3), ("GUEST", 1), ("Guest", 1)],
+        "group": [("cast", 9)],
+    }
+
+
+def test_soundbites_alternate_enclosures_and_live_items(namespace: Path) -> None:
+    episodes = _ids(namespace, "episodes", "title")
+    soundbites = rows(namespace, "/archive/soundbites.json?_sort=start")
+    assert [(r["title"], r["start"], r["duration"], r["episode_id"]) for r in soundbites] == [
+        (None, 12.0, 8.25, episodes["The first program"]),
+        ("Tables by machine", 73.0, 20.0, episodes["The difference engine"]),
+        ("A nanosecond of wire", 600.0, 45.0, episodes["Nanoseconds"]),
+        ("Note G, the first program", 3725.9, 30.5, episodes["The first program"]),
+    ]
+    (alternate,) = rows(namespace, "/archive/alternate_enclosures.json")
+    assert {k: alternate[k] for k in ("type", "length", "bitrate", "lang", "title", "default")} == {
+        "type": "audio/opus",
+        "length": 900000,
+        "bitrate": 96000.0,
+        "lang": "en",
+        "title": "Opus",
+        "default": "false",
+    }
+    assert alternate["episode_id"] == episodes["The first program"]
+    opus, ipfs = (
+        "https://cdn.example.com/ae/ep1.opus",
+        "ipfs://QmdwGqd3d2gFPGeJNLLCshdiPert45fMu84552Y4XHTy4y",
+    )
+    assert json.loads(alternate["sources"]) == [opus, ipfs]  # not the integrity child
+    sources = rows(namespace, "/archive/alternate_enclosure_sources.json")
+    assert [(r["alternate_enclosure_id"], r["uri"], r["content_type"]) for r in sources] == [
+        (alternate["id"], opus, None),
+        (alternate["id"], ipfs, "audio/ogg"),
+    ]
+    live = rows(namespace, "/archive/live_items.json")  # latest start first
+    assert [
+        (r["status"], r["start"], r["guid"], r["title"], r["enclosure_url"], r["became_episode_id"])
+        for r in live
+    ] == [
+        ("live", "2026-12-01T18:00:00Z", "ae-live-1", "Live from the workshop",
+         "https://stream.example.com/ae-live.mp3", None),
+        ("ended", "2022-06-14T17:00:00Z", "ch-2", "Nanoseconds, live",
+         "https://stream.example.com/ch-live.mp3", episodes["Nanoseconds"]),
+    ]  # fmt: skip
+    assert facets(namespace, "/archive/live_items.json") == {"status": [("ended", 1), ("live", 1)]}
+
+
+def test_podroll_value_and_location_views(namespace: Path) -> None:
+    feeds = _ids(namespace, "feeds", "title")
+    engines_url = sql(namespace, "SELECT url FROM feeds WHERE title = ?", ENGINES)[0][0]
+    podroll = rows(namespace, "/archive/podroll.json")
+    assert sorted((r["feed_id"], r["feed_guid"], r["feed_url"], r["title"]) for r in podroll) == [
+        (feeds[ENGINES], "00000000-dead-5eef-8000-000000000000",
+         "https://unknown.example.com/feed.xml", "Nobody Archived This"),
+        (feeds[ENGINES], "9c6d3a1e-7f2b-5d4c-8e0a-2b3c4d5e6f70", None, None),
+        (feeds[COMPILERS], None, engines_url, None),
+    ]  # fmt: skip
+    remote = facets(namespace, "/archive/remote_items.json")
+    assert remote == {"medium": [], "inside": [("podroll", 3)]}
+    recipients = rows(namespace, "/archive/value_recipients.json")
+    assert [
+        (r["name"], r["split"], r["fee"], r["value_type"], r["method"]) for r in recipients
+    ] == [
+        ("Charles Babbage", 90.0, None, "lightning", "keysend"),
+        ("Hosting", 10.0, "true", "lightning", "keysend"),
+    ]
+    (london,) = rows(namespace, "/archive/locations.json")
+    assert (london["name"], london["geo"], london["rel"], london["country"]) == (
+        "London",
+        "geo:51.5074,-0.1278",
+        "creator",
+        "GB",
+    )
+
+
+def test_guests_across_podcasts(namespace: Path) -> None:
+    everyone = [
+        {"person": "Grace Hopper", "podcasts": 2, "episodes": 3, "podcast_titles": BOTH},
+        {"person": "Ada Lovelace", "podcasts": 2, "episodes": 2, "podcast_titles": BOTH},
+    ]  # the hosts (Charles Babbage, without a role; Jean Sammet) are not guests
+    assert rows(namespace, "/archive/guests.json") == everyone
+    assert rows(namespace, "/archive/guests.json?q=") == everyone  # an empty form: everyone
+    assert rows(namespace, "/archive/guests.json?q=+") == everyone
+    assert rows(namespace, "/archive/guests.json?q=ada") == everyone[1:]  # any part, any case
+    assert rows(namespace, "/archive/guests.json?q=+HOPPER+") == everyone[:1]
+    for q in ("babbage", "sammet", "%", "_", "zz"):
+        assert rows(namespace, f"/archive/guests.json?q={q}") == [], q
+
+
+def test_guests_of_one_podcast(archive: Path) -> None:
+    got = rows(archive, "/archive/guests.json")
+    assert sorted(r["person"] for r in got) == [
+        "Eli Uriegas", "Horace He", "Natalia Gimelshein", "Sherlock Huang",
+    ]  # fmt: skip
+    assert {(r["podcasts"], r["episodes"], r["podcast_titles"]) for r in got} == {(1, 1, PODCAST)}
+    for name in ("podroll_graph", "soundbite_links"):
+        assert rows(archive, f"/archive/{name}.json") == [], name
+
+
+def test_podroll_graph(namespace: Path) -> None:
+    feeds = _ids(namespace, "feeds", "title")
+    engines_url = sql(namespace, "SELECT url FROM feeds WHERE title = ?", ENGINES)[0][0]
+    got = rows(namespace, "/archive/podroll_graph.json")
+    assert [
+        (r["podcast"], r["feed_guid"], r["feed_url"], r["archived_podcast"], r["archived_feed_id"])
+        for r in got
+    ] == [
+        # by podcast:guid
+        (ENGINES, "9c6d3a1e-7f2b-5d4c-8e0a-2b3c4d5e6f70", None, COMPILERS, feeds[COMPILERS]),
+        # a podcast the archive does not have
+        (ENGINES, "00000000-dead-5eef-8000-000000000000", "https://unknown.example.com/feed.xml",
+         None, None),
+        # by feed URL
+        (COMPILERS, None, engines_url, ENGINES, feeds[ENGINES]),
+    ]  # fmt: skip
+    assert [r["title"] for r in got] == [None, "Nobody Archived This", None]
+    assert {r["podcast"]: r["feed_id"] for r in got} == feeds
+
+
+def test_soundbite_links(namespace: Path) -> None:
+    got = rows(namespace, "/archive/soundbite_links.json")
+    assert [(r["podcast"], r["episode"], r["title"], r["start"], r["duration"]) for r in got] == [
+        (COMPILERS, "Nanoseconds", "A nanosecond of wire", "0:10:00", 45.0),
+        (ENGINES, "The difference engine", "Tables by machine", "0:01:13", 20.0),
+        (ENGINES, "The first program", None, "0:00:12", 8.25),
+        (ENGINES, "The first program", "Note G, the first program", "1:02:05", 30.5),
+    ]  # newest episodes first, then by start
+    assert [r["media_link"] for r in got] == [
+        "https://cdn.example.com/ch/ep2.mp3?source=feed#t=600",  # the feed's #t=2 is replaced
+        "https://cdn.example.com/ae/ep2.mp3#t=73",
+        "https://cdn.example.com/ae/ep1.mp3#t=12",
+        "https://cdn.example.com/ae/ep1.mp3#t=3725",
+    ]
+    # the SQL's h:mm:ss and media fragment are podarchive.transcripts' functions
+    stored = {
+        tag: (start, enclosure)
+        for tag, start, enclosure in sql(
+            namespace,
+            "SELECT s.id, s.start, e.enclosure_url FROM soundbites s "
+            "JOIN episodes e ON e.id = s.episode_id",
+        )
+    }
+    assert len(stored) == len(got)
+    for hit in got:
+        start, enclosure = stored[hit["tag_id"]]
+        assert hit["start"] == format_timestamp(start)
+        assert hit["media_link"] == media_link(enclosure, start)
+
+
 # show notes are text: HTML never runs ---------------------------------------------------
 
 EVIL = "<p>Hi <script>alert(1)</script><img src=x onerror=alert(2)> there</p>"
@@ -716,6 +978,18 @@ def _free_port() -> int:
 @pytest.fixture
 def server(archive: Path) -> Iterator[str]:
     """``podarchive serve`` as a subprocess on 127.0.0.1; its base URL."""
+    with _serving(archive) as base:
+        yield base
+
+
+@pytest.fixture
+def namespace_server(namespace: Path) -> Iterator[str]:
+    with _serving(namespace) as base:
+        yield base
+
+
+@contextmanager
+def _serving(archive: Path) -> Iterator[str]:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "podarchive", "serve", "--db", str(archive), "--port", str(port)],
@@ -786,3 +1060,35 @@ def test_headless_chromium_searches_transcripts(server: str, tmp_path: Path) -> 
     # the media link is a link, at the passage's second
     link = WEAK_REFERENCES_MP3.replace("&", "&amp;") + "#t=3725"
     assert f'<td class="col-media_link"><a href="{link}">' in html
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_shows_guests_podrolls_and_soundbites(
+    namespace_server: str, tmp_path: Path
+) -> None:
+    def dom(path: str) -> str:
+        result = _chromium(tmp_path, "--dump-dom", f"{namespace_server}/archive/{path}")
+        assert result.returncode == 0, result.stderr.decode()[-2000:]
+        return result.stdout.decode()
+
+    guests = dom("guests")
+    assert re.search(r"<h1[^>]*>Guests across podcasts</h1>", guests)
+    for person in ("Grace Hopper", "Ada Lovelace"):
+        assert f'<td class="col-person">{person}</td>' in guests
+    assert f'<td class="col-podcast_titles">{BOTH}</td>' in guests
+    assert "Babbage" not in guests  # a host
+    one = dom("guests?q=lovelace")
+    assert '<td class="col-person">Ada Lovelace</td>' in one
+    assert "Grace Hopper" not in one
+    podrolls = dom("podroll_graph")
+    assert re.search(r"<h1[^>]*>Podroll graph</h1>", podrolls)
+    assert f'<td class="col-archived_podcast">{COMPILERS}</td>' in podrolls
+    assert f'<td class="col-archived_podcast">{ENGINES}</td>' in podrolls
+    assert "https://unknown.example.com/feed.xml" in podrolls
+    soundbites = dom("soundbite_links")
+    assert re.search(r"<h1[^>]*>Soundbites to play</h1>", soundbites)
+    assert '<td class="col-title">Note G, the first program</td>' in soundbites
+    assert '<td class="col-start">1:02:05</td>' in soundbites
+    link = "https://cdn.example.com/ae/ep1.mp3#t=3725"
+    assert f'<td class="col-media_link"><a href="{link}">' in soundbites
