@@ -726,21 +726,21 @@ def test_persons_view(namespace: Path) -> None:
         (r["name"], r["role"], r["group"], feeds[r["feed_id"]], episodes.get(r["episode_id"]))
         for r in got
     } == {
-        ("Ada Lovelace", "GUEST", "cast", COMPILERS, "Teaching machines English"),
+        ("Ada Lovelace", "guest", "cast", COMPILERS, "Teaching machines English"),
         ("Ada Lovelace", "guest", "cast", ENGINES, "The first program"),
         ("Charles Babbage", "host", "cast", ENGINES, None),  # no role: the spec's host
         ("Charles Babbage", "host", "cast", ENGINES, "The first program"),
-        ("Grace Hopper", "Guest", "cast", ENGINES, "The difference engine"),
+        ("Grace Hopper", "guest", "cast", ENGINES, "The difference engine"),
         ("Grace Hopper", "guest", "cast", COMPILERS, None),  # inside the live item
         ("Grace Hopper", "guest", "cast", COMPILERS, "Nanoseconds"),
         ("Grace Hopper", "guest", "cast", COMPILERS, "Teaching machines English"),
         ("Jean Sammet", "host", "cast", COMPILERS, "Teaching machines English"),
     }
     assert len(got) == 9
-    ada = next(r for r in got if r["role"] == "guest" and r["name"] == "Ada Lovelace")
+    ada = next(r for r in got if feeds[r["feed_id"]] == ENGINES and r["name"] == "Ada Lovelace")
     assert (ada["img"], ada["href"]) == ("https://example.com/ada.jpg", None)
     assert facets(namespace, "/archive/persons.json") == {
-        "role": [("guest", 4), ("host", 3), ("GUEST", 1), ("Guest", 1)],
+        "role": [("guest", 6), ("host", 3)],  # the spec's roles are case-insensitive
         "group": [("cast", 9)],
     }
 

@@ -23,7 +23,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 from conftest import FAST_ENV
 from test_tags_archive import Element, TagRow, current_tags, own_text, qname, read_feed
@@ -267,12 +266,6 @@ def old_values(path: Path, tables: dict[str, list[str]]) -> dict[str, list[tuple
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: Archive.replay_observations (store/snapshots.py) returns a delta "
-    "snapshot's skeleton without its items, so the fill (a reparse) replays the 2026-12-03 "
-    "body as an empty feed and rewrites removal marks",
-)
 def test_the_fill_keeps_every_old_value(tmp_path: Path) -> None:
     """The fill is a reparse, and a reparse with the parser that archived the feed leaves it
     as it was: every value of the v7 archive (removal marks, revisions, links, row hashes)

@@ -84,19 +84,20 @@ class SnapshotsMixin(Connection):
         """The last subscription-document body parsed for the feed: (body, url, content type)."""
         kind = "AND b.kind = 'feed' " if self.has_backfill_records else ""
         row = self.db.execute(
-            "SELECT s.body, s.url, s.content_type FROM feed_bodies b JOIN snapshots s "
+            "SELECT s.id, s.url, s.content_type FROM feed_bodies b JOIN snapshots s "
             f"ON s.id = b.snapshot_id WHERE b.feed_id = ? {kind}ORDER BY b.seen_at DESC, b.id DESC "
             "LIMIT 1",
             [feed_id],
         ).fetchone()
-        return (zlib.decompress(row[0]), row[1], row[2]) if row else None
+        return (self.snapshot_body(row[0]), row[1], row[2]) if row else None
 
     def replay_observations(self, feed_id: int) -> list[tuple[str, bytes, str, str | None, str]]:
         """Like :meth:`feed_observations`, with each body's kind (``feed`` or ``archive``)."""
         kind = "b.kind" if self.has_backfill_records else "'feed'"
         rows = self.db.execute(
-            f"SELECT b.seen_at, s.body, s.url, s.content_type, {kind} FROM feed_bodies b "
+            f"SELECT b.seen_at, s.id, s.url, s.content_type, {kind} FROM feed_bodies b "
             "JOIN snapshots s ON s.id = b.snapshot_id WHERE b.feed_id = ? ORDER BY b.seen_at, b.id",
             [feed_id],
         ).fetchall()
-        return [(at, zlib.decompress(body), url, ct, k) for at, body, url, ct, k in rows]
+        # a delta keeps only the skeleton: rebuilt whole (replaying it alone read no item)
+        return [(at, self.snapshot_body(sid), url, ct, k) for at, sid, url, ct, k in rows]
