@@ -207,3 +207,25 @@ def test_wait_gives_up_and_skips(tmp_path: Path, site: LoopbackSite) -> None:
     assert err.endswith("holds a.db; skipping\n")
     assert finish(first) == 0
     assert site.hits("/slow.xml") == 1
+
+
+def test_reparse_while_a_run_holds_the_archive_fails_in_one_line(
+    tmp_path: Path, site: LoopbackSite
+) -> None:
+    """reparse writes (and, once after an upgrade, fills tags): it takes the lock like run."""
+    from click.testing import CliRunner
+
+    from podarchive.cli import cli
+
+    db = tmp_path / "a.db"
+    site.serve("/f", FEED)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", site.url("/f"), "--db", str(db)]).exit_code == 0
+    before = db.read_bytes()
+    with archive_lock(db).acquire():
+        result = runner.invoke(cli, ["reparse", "--db", str(db)])
+    assert result.exit_code == 1
+    assert len(result.stderr.splitlines()) == 1
+    assert "podarchive:" in result.stderr
+    assert db.read_bytes() == before
+    assert runner.invoke(cli, ["reparse", "--db", str(db)]).exit_code == 0  # once it is free

@@ -516,9 +516,17 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     parser, and every kept episode page body through the current extractor, without the
     network. Pages archived before their bodies were kept stay as they are.
     """
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
-    with _working(db_path) as archive:
+    check_file(db_path)  # not even a lock file beside another program's database
+    try:
+        lock = archive_lock(db_path).acquire()
+    except ArchiveLocked as e:
+        raise CommandFailure(str(e)) from e
+    with lock, _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
         s = r.stats
