@@ -1092,3 +1092,7 @@ def test_headless_chromium_shows_guests_podrolls_and_soundbites(
     assert '<td class="col-start">1:02:05</td>' in soundbites
     link = "https://cdn.example.com/ae/ep1.mp3#t=3725"
     assert f'<td class="col-media_link"><a href="{link}">' in soundbites
+    enclosures = dom("alternate_enclosures")
+    assert "audio/opus" in enclosures
+    assert "https://cdn.example.com/ae/ep1.opus" in enclosures  # its sources, in order
+    assert "ipfs://QmdwGqd3d2gFPGeJNLLCshdiPert45fMu84552Y4XHTy4y" in enclosures
