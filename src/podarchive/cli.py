@@ -31,6 +31,7 @@ from podarchive.config import (
 from podarchive.cron import validate_cron
 from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
+from podarchive.lock import FileLock
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.reparse import fill_tags
 from podarchive.reparse import reparse as rebuild_from_snapshots
@@ -240,6 +241,19 @@ def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
                 archive.checkpoint()
             raise
         archive.checkpoint()
+
+
+def _locked(db_path: Path) -> FileLock:
+    """The archive's lock for a command that must not wait: held by another run, the command
+    fails in one line. A foreign database gets no lock file beside it."""
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+
+    check_file(db_path)
+    try:
+        return archive_lock(db_path).acquire()
+    except ArchiveLocked as e:
+        raise CommandFailure(str(e)) from e
 
 
 def _fill_tags_once(archive: Archive) -> None:
@@ -516,17 +530,9 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     parser, and every kept episode page body through the current extractor, without the
     network. Pages archived before their bodies were kept stay as they are.
     """
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
-
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
-    check_file(db_path)  # not even a lock file beside another program's database
-    try:
-        lock = archive_lock(db_path).acquire()
-    except ArchiveLocked as e:
-        raise CommandFailure(str(e)) from e
-    with lock, _working(db_path) as archive:
+    with _locked(db_path), _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
         s = r.stats
@@ -661,8 +667,6 @@ def backfill(
 
     from podarchive.backfill import BackfillOptions
     from podarchive.backfill import backfill as run_backfill
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
     from podarchive.progress import make_progress
 
     settings = run_settings(allow_private_hosts)
@@ -696,12 +700,7 @@ def backfill(
                     if archive is not None:
                         archive.close()
             else:
-                check_file(db_path)  # not even a lock file beside another program's database
-                try:
-                    lock = archive_lock(db_path).acquire()
-                except ArchiveLocked as e:
-                    raise CommandFailure(str(e)) from e
-                with lock, _working(db_path) as archive:
+                with _locked(db_path), _working(db_path) as archive:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
                         progress=progress,
