@@ -141,12 +141,13 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_metadata_is_package_data_and_renders_no_html() -> None:
     text = json.dumps(METADATA)
     assert "description_html" not in text  # every description is escaped text
-    assert "plugins" not in METADATA  # no render-html or other plugin
+    assert set(METADATA["plugins"]) == {"podarchive"}  # podarchive's own plugin, no other
     assert set(QUERIES) == {
-        "search_notes", "search_transcripts", "search_chapters", "most_linked_domains",
-        "episodes_linking_to", "what_changed", "removed_episodes", "failing_feeds",
-        "episodes_by_year", "guests", "podroll_graph", "soundbite_links",
+        "search_episodes", "search_notes", "search_transcripts", "search_chapters",
+        "most_linked_domains", "episodes_linking_to", "what_changed", "removed_episodes",
+        "failing_feeds", "episodes_by_year", "guests", "podroll_graph", "soundbite_links",
     }  # fmt: skip
+    assert next(iter(QUERIES)) == "search_episodes"  # listed first
 
 
 def test_metadata_follows_the_database_name() -> None:
@@ -168,6 +169,15 @@ def test_metadata_names_only_tables_and_columns_of_the_schema(tmp_path: Path) ->
         named |= {f for f in meta.get("facets", []) if isinstance(f, str)}
         named |= {meta[k] for k in ("label_column", "sort_desc", "fts_pk") if k in meta}
         assert named <= columns[table], (table, named - columns[table])
+    # the plugin's configuration names columns of the schema too
+    config = METADATA["plugins"]["podarchive"]
+    for key in ("durations", "json_columns"):
+        for table, names in config[key].items():
+            assert set(names) <= columns[table], (key, table)
+    for table, order in config["column_order"].items():
+        assert set(order["first"]) | set(order["last"]) <= columns[table], table
+        assert not set(order["first"]) & set(order["last"]), table
+    assert {"feed_id", "episode_id"} == set(config["labels"])
     conn = sqlite3.connect(db)
     try:
         for name, query in QUERIES.items():  # each runs on an empty archive with blank params
@@ -199,20 +209,25 @@ def test_settings_raise_the_facet_time_limit(archive: Path) -> None:
     assert settings["sql_time_limit_ms"] == 3000
 
 
+#: The archive's machinery: hidden from the database page (still one click away).
+INTERNAL = {
+    "feed_redirects", "snapshots", "feed_bodies", "documents", "page_bodies", "hosts",
+    "backfill_walks", "backfill_pages",
+}  # fmt: skip
+
+
 def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> None:
     index = get(archive, "/").text
     assert "<h1>podarchive</h1>" in index
     tables = {t["name"]: t for t in get(archive, "/archive.json").json()["tables"]}
     assert {
         "feeds", "episodes", "links", "episode_revisions", "feed_revisions", "fetches",
-        "snapshots", "feed_bodies", "feed_moves", "hosts", "documents", "page_bodies",
-        "transcripts", "transcript_revisions", "transcript_segments", "chapter_files",
-        "chapter_revisions", "chapters", "tags",
-    } <= {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
-    assert tables["feed_redirects"]["hidden"]
+        "feed_moves", "transcripts", "transcript_revisions", "transcript_segments",
+        "chapter_files", "chapter_revisions", "chapters", "tags",
+    } == {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
     fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
     assert {name for name, t in tables.items() if t["hidden"]} == {
-        "feed_redirects",
+        *INTERNAL,
         *(name for name in tables if name.startswith(fts)),
     }
     assert {name for name in tables if name.startswith(fts)} >= set(fts)
@@ -343,26 +358,34 @@ def test_most_linked_domains(archive: Path) -> None:
 
 
 def test_episodes_linking_to_a_domain_or_url(archive: Path) -> None:
-    def episodes(target: str) -> list[tuple[str, str]]:
+    """One row per episode: how many matching URLs, in which notes, the first of them."""
+
+    def episodes(target: str) -> list[tuple[str, str, int]]:
         found = rows(archive, f"/archive/episodes_linking_to.json?target={target}")
-        return [(r["episode"], r["source"]) for r in found]
+        return [(r["episode"], r["sources"], r["links"]) for r in found]
 
     wikipedia = [
-        ("All about NVIDIA GPUs", "feed"),
-        ("All about NVIDIA GPUs", "page"),
-        ("Tensor subclasses and Liskov substitution principle", "feed"),
-        ("Tensor subclasses and Liskov substitution principle", "page"),
+        ("All about NVIDIA GPUs", "feed, page", 1),
+        ("Tensor subclasses and Liskov substitution principle", "feed, page", 1),
     ]
     assert episodes("en.wikipedia.org") == wikipedia
     assert episodes("wikipedia.org") == wikipedia  # subdomains count
-    assert episodes("WWW.github.com") == [("Strides", "feed"), ("Strides", "page")]
-    assert episodes("https://github.com/pytorch/pytorch/issues/78050") == [
-        ("Strides", "feed"),
-        ("Strides", "page"),
-    ]
-    assert episodes("https://en.wikipedia.org/wiki/Liskov") == wikipedia[2:]  # a URL prefix
+    assert episodes("WWW.github.com") == [("Strides", "feed, page", 1)]
+    (strides,) = rows(
+        archive, "/archive/episodes_linking_to.json?target=https://github.com/pytorch/pytorch"
+    )
+    assert (strides["episode"], strides["sources"]) == ("Strides", "feed, page")
+    assert strides["url"] == "https://github.com/pytorch/pytorch/issues/78050"  # the first
+    assert strides["text"] == "an RFC about stride-agnostic operator semantics"
+    assert episodes("https://en.wikipedia.org/wiki/Liskov") == wikipedia[1:]  # a URL prefix
     assert episodes("ikipedia.org") == []  # a domain, not a substring
     assert episodes("") == []
+    # the page links to its episode
+    page = get(archive, "/archive/episodes_linking_to?target=github.com").text
+    assert (
+        f'<td class="col-episode"><a href="/archive/episodes/{strides["episode_id"]}">Strides</a>'
+        in page
+    )
 
 
 def test_episodes_by_year(archive: Path) -> None:
@@ -417,6 +440,22 @@ def test_failing_feeds(history: Path) -> None:
     last_fetch = sql(history, "SELECT max(started_at) FROM fetches WHERE kind = 'feed'")[0][0]
     assert feed["failing_since"] == last_fetch
     assert feed["last_success_at"] < feed["failing_since"]
+
+
+def test_episode_pages_show_revisions_and_removal(history: Path) -> None:
+    retitled = sql(history, "SELECT id FROM episodes WHERE title = 'Weak refs'")[0][0]
+    page = get(history, f"/archive/episodes/{retitled}").text
+    assert "<h1>Weak refs</h1>" in page
+    assert '<section id="revisions">' in page
+    assert "<td>Weak references</td>" in page  # its title then
+    assert "Removed from the feed" not in page
+    removed = sql(history, "SELECT id FROM episodes WHERE title = 'Strides'")[0][0]
+    page = get(history, f"/archive/episodes/{removed}").text
+    assert '<p class="archive-notice">Removed from the feed since ' in page
+    oldest = "Tensor subclasses and Liskov substitution principle"
+    unlisted = sql(history, "SELECT id FROM episodes WHERE title = ?", oldest)[0][0]
+    page = get(history, f"/archive/episodes/{unlisted}").text
+    assert '<p class="archive-notice">No longer listed by the feed since ' in page
 
 
 def test_revisions_and_snapshots_tables(history: Path) -> None:
@@ -922,7 +961,6 @@ def _assert_escaped(html: str) -> None:
     "path",
     [
         "/archive/episodes",
-        "/archive/episodes/1",
         "/archive/episodes?_search=there",
         "/archive?sql=select+notes_html+from+episodes",
     ],
@@ -932,6 +970,16 @@ def test_show_notes_html_is_shown_escaped(evil: Path, path: str) -> None:
     _assert_escaped(html)
     if path == "/archive/episodes":  # the feed's label, from its title, is escaped too
         assert "Evil &lt;b&gt;podcast&lt;/b&gt;" in html
+
+
+def test_episode_page_shows_show_notes_sanitised(evil: Path) -> None:
+    """The one place notes are HTML: sanitised by nh3 (tests/test_archive_face.py has more)."""
+    html = get(evil, "/archive/episodes/1").text
+    assert '<div class="notes"><p>Hi  there</p></div>' in html
+    assert "alert(" not in html
+    assert "onerror" not in html
+    assert "&lt;script&gt;" not in html  # neither run nor shown as source
+    assert "Evil &lt;b&gt;podcast&lt;/b&gt;</a>" in html
 
 
 def test_search_passages_are_text(evil: Path) -> None:
@@ -960,6 +1008,18 @@ def test_serve_without_datasette_says_how_to_install_it(
     assert result.exit_code == 1
     assert result.stderr == (
         "podarchive: datasette is not installed: install the datasette extra: "
+        "pip install -e '.[datasette]'\n"
+    )
+
+
+def test_serve_without_nh3_says_how_to_install_it(
+    archive: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "nh3", None)  # import fails
+    result = CliRunner().invoke(cli, ["serve", "--db", str(archive)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "podarchive: nh3 is not installed: install the datasette extra: "
         "pip install -e '.[datasette]'\n"
     )
 
@@ -1034,12 +1094,14 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
-def test_headless_chromium_finds_an_episode(server: str, tmp_path: Path) -> None:
+def test_headless_chromium_finds_an_episode(archive: Path, server: str, tmp_path: Path) -> None:
     url = f"{server}/archive/episodes?_search=strides"
     dom = _chromium(tmp_path, "--dump-dom", url)
     assert dom.returncode == 0, dom.stderr.decode()[-2000:]
     html = dom.stdout.decode()
-    assert '<td class="col-title type-str">Strides</td>' in html
+    strides = sql(archive, "SELECT id FROM episodes WHERE title = 'Strides'")[0][0]
+    link = f'<a href="/archive/episodes/{strides}">Strides</a>'
+    assert f'<td class="col-title type-str">{link}</td>' in html
     assert "1 row where search matches" in html
     shot = tmp_path / "s.png"
     result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,900", url)
