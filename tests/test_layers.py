@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "feed_encoding",
                 "chapters",
                 "recheck",
+                "opml",
             }
         ),
     ),

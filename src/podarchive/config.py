@@ -19,8 +19,10 @@ once an hour (:data:`podarchive.recheck.MIN_PAGE_EVERY`).
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -28,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from podarchive.cron import validate_cron
-from podarchive.errors import ScheduleError
+from podarchive.errors import PodarchiveError, ScheduleError
 from podarchive.recheck import check_page_every
 
 DEFAULT_EVERY = timedelta(hours=1)
@@ -213,7 +215,12 @@ def schedule_file_name(url: str, name: str | None) -> str:
 
 def _toml_string(value: str) -> str:
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped) + '"'
+    return '"' + "".join(c if c.isprintable() else _toml_escape(c) for c in escaped) + '"'
+
+
+def _toml_escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def render_schedule(feed: FeedSchedule) -> str:
@@ -231,6 +238,8 @@ def render_schedule(feed: FeedSchedule) -> str:
         lines.append("transcripts = false")
     if not feed.chapters:
         lines.append("chapters = false")
+    if feed.allow_private_hosts:
+        lines.append("allow_private_hosts = true")
     return "\n".join(lines) + "\n"
 
 
@@ -247,3 +256,42 @@ def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = Fals
         n += 1
     path.write_text(render_schedule(feed), encoding="utf-8")
     return path
+
+
+def add_schedules(
+    directory: Path, feeds: Sequence[FeedSchedule], name: str, *, allow_fast: bool = False
+) -> Path:
+    """Write ``feeds`` into one new schedule file in ``directory`` (``podarchive import``),
+    named after ``name`` (``-2``, ``-3``… when taken: never overwrites another file).
+
+    The file appears whole (written beside it first, then linked into place) and only once it
+    loads; a URL already scheduled (or twice in ``feeds``) is refused, as by :func:`add_schedule`.
+    """
+    existing = (
+        {f.url: f.source for f in load_schedules(directory, allow_fast=allow_fast)}
+        if directory.exists()
+        else {}
+    )
+    for feed in feeds:
+        if feed.url in existing:
+            raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
+        existing[feed.url] = "this import"
+    stem = schedule_file_name("", name).removesuffix(".toml")
+    draft = directory / f".{stem}.{os.getpid()}.tmp"  # not *.toml: no loader reads it
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        draft.write_text("\n".join(render_schedule(feed) for feed in feeds), encoding="utf-8")
+        load_schedule_file(draft, allow_fast=allow_fast)
+        path, n = directory / f"{stem}.toml", 2
+        while True:
+            try:
+                os.link(draft, path)  # fails if the name is taken, even by a racing writer
+                return path
+            except FileExistsError:
+                path, n = directory / f"{stem}-{n}.toml", n + 1
+    except OSError as e:
+        raise PodarchiveError(
+            f"cannot write a schedule file in {directory}: {e.strerror or e}"
+        ) from e
+    finally:
+        draft.unlink(missing_ok=True)

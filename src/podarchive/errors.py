@@ -5,7 +5,8 @@ so code above the adapters only ever sees this tree::
 
     PodarchiveError
     ├── ConfigError (ValueError)      bad settings or command-line values
-    │   └── ScheduleError             a bad schedule file: names the file and the key
+    │   ├── ScheduleError             a bad schedule file: names the file and the key
+    │   └── OpmlError                 an OPML file that cannot be imported
     ├── FetchError                    the network side of one request
     │   ├── FetchTimeout              connect/read timeout or the total deadline
     │   ├── BodyTooLarge              body (or its decompressed size) over the cap
@@ -58,6 +59,12 @@ class ScheduleError(ConfigError):
         self.problem = problem
         where = f"{path}: {key}" if key else path
         super().__init__(f"{where}: {problem}")
+
+
+class OpmlError(ConfigError):
+    """An OPML file that cannot be imported: not XML, not OPML, empty, no feeds in it."""
+
+    default_message = "not a usable OPML file"
 
 
 class FetchError(PodarchiveError):
