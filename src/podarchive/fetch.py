@@ -3,7 +3,7 @@
 :class:`Fetcher` turns every outside failure into a :mod:`podarchive.errors` FetchError
 with a short reason (``timeout after 30 s``, ``body over 50 MiB``, ``HTTP 404``), any URL
 in it shortened, and logs every HTTP request it makes (one :class:`FetchRecord` per hop,
-failures included).
+failures included; a get refused before any request, e.g. a blocked address, is one row too).
 
 Redirects are followed by hand so that each hop can be checked (scheme, private
 addresses for untrusted URLs, loops) and recorded. Bodies are streamed raw and
@@ -310,6 +310,10 @@ class Fetcher:
         hosts on private addresses at every hop, unless the settings allow private hosts.
         The whole call, redirects and retries included, ends within ``settings.deadline``.
         A page that may have been cut short is fetched once more (:meth:`_confirm_page`).
+
+        Every request is appended to ``log``; a get refused before any request was sent (a
+        blocked address or scheme, a host name that does not resolve, a host's Retry-After)
+        appends one row with no status, so each get leaves at least one row.
         """
         limit = max_bytes or self._limit(kind)
         headers = {"Accept": ACCEPT[kind]}
@@ -320,9 +324,19 @@ class Fetcher:
         if user_agent:
             headers["User-Agent"] = user_agent
         trusted = trusted or allow_private_hosts or self.settings.allow_private_hosts
-        hop = _Hop(kind, headers, limit, trusted, log if log is not None else [])
-        with netguard.budget(self.settings.deadline):
-            return self._follow(url, hop)
+        records = log if log is not None else []
+        hop, logged = _Hop(kind, headers, limit, trusted, records), len(records)
+        started_at, start = now_iso(), time.monotonic()
+        try:
+            with netguard.budget(self.settings.deadline):
+                return self._follow(url, hop)
+        except Abandoned:
+            raise
+        except FetchError as e:
+            if len(records) == logged:  # refused before a request was sent: a row all the same
+                target = e.url or url
+                records.append(_record(target, kind, started_at, start, None, 0, str(e)))
+            raise
 
     def _limit(self, kind: FetchKind) -> int:
         """The size cap of a kind of body (after decompression)."""
@@ -468,6 +482,8 @@ class Fetcher:
         except Exception as e:  # e.g. "the client has been closed" after abort()
             if self._abort.is_set():
                 raise Abandoned(url=url) from e
+            text = f"{type(e).__name__}: {_first_line(e)}"
+            hop.log.append(_record(url, hop.kind, started_at, start, status, size, text))
             raise
         error_text = None if status < 400 else _status_reason(status)
         hop.log.append(_record(url, hop.kind, started_at, start, status, size, error_text))
