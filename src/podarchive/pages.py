@@ -131,16 +131,25 @@ def _page_recheck_at(archive: Archive, outcome: PageOutcome, status: str, now: s
 
 
 def pages_due(
-    archive: Archive, feed_id: int, now: datetime, everything: bool = False
+    archive: Archive,
+    feed_id: int,
+    now: datetime,
+    everything: bool = False,
+    failed_now: bool = False,
 ) -> list[PageTask]:
     """The feed's episode pages to fetch now: new ones, failed ones whose wait is over, and
-    archived ones whose re-check is due (with ``everything``, every archived one)."""
+    archived ones whose re-check is due (with ``everything``, every archived one).
+
+    ``failed_now`` (the schedule's fetch settings changed): every page that failed, or had
+    no notes, is due now, whatever its back-off, and so is every failing re-check.
+    """
     fresh = [
         t
         for t in archive.pages_to_fetch(feed_id)
-        if policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
+        if failed_now or policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
     ]
-    return fresh + archive.pages_to_recheck(feed_id, iso(now), everything=everything)
+    recheck = archive.pages_to_recheck(feed_id, iso(now), everything=everything, failing=failed_now)
+    return fresh + recheck
 
 
 class PageCounts(Protocol):

@@ -12,6 +12,7 @@ fetch log, the feed's error state, and one line in the :class:`RunReport`.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from podarchive import __version__, podcast_ns, policy
+from podarchive import USER_AGENT, __version__, podcast_ns, policy
 from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
@@ -109,6 +110,10 @@ class FeedReport:
     pages_pending: int = 0  # page and file fetches not stored yet
     files_ok: int = 0  # transcripts and chapters files read (or unchanged)
     files_failed: int = 0
+    source: str = ""  # the schedule file the feed is in ("" for ad hoc feeds)
+    #: what failed this run among its pages and files: (kind, error), kind "page",
+    #: "transcript" or "chapters" (:func:`podarchive.status.problem_line` sums them up)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -290,7 +295,12 @@ def store_feed(
     archive: Archive, outcome: FeedOutcome, now: datetime, settings: Settings
 ) -> FeedReport:
     """Store one feed's outcome, its error or freshness state and any move, atomically."""
-    report = FeedReport(outcome.state.url, outcome.schedule.label, warnings=outcome.warnings)
+    report = FeedReport(
+        outcome.state.url,
+        outcome.schedule.label,
+        warnings=outcome.warnings,
+        source=outcome.schedule.source,
+    )
     with archive.transaction():
         if outcome.error is not None:
             report.error = str(outcome.error)
@@ -568,6 +578,7 @@ def _drain(
     """Store outcomes as they arrive, starting each feed's page and file fetches once it is
     stored."""
     reports: dict[int, FeedReport] = {}
+    settled: dict[int, str] = {}  # fetch settings to remember once the feed's followers are in
     while pending:
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
         if stop is not None and stop.is_set():
@@ -580,25 +591,59 @@ def _drain(
             if isinstance(outcome.error, Abandoned):
                 continue  # not the feed's fault: nothing is recorded, the next run redoes it
             if isinstance(outcome, FeedOutcome):
+                feed_id = outcome.state.id
                 feed_report = store_feed(archive, outcome, clock(), settings)
                 report.feeds.append(feed_report)
-                reports[outcome.state.id] = feed_report
+                reports[feed_id] = feed_report
                 if feed_report.ok and not (stop and stop.is_set()):
-                    pending.update(
-                        _start_followers(
-                            archive, outcome, workers, feed_report, clock, recheck_pages
-                        )
+                    followers, fingerprint = _start_followers(
+                        archive, outcome, workers, feed_report, clock, recheck_pages, settings
                     )
+                    pending.update(followers)
+                    if fingerprint is not None:
+                        settled[feed_id] = fingerprint
             elif isinstance(outcome, FileOutcome):
+                feed_id = outcome.task.feed_id
                 status = store_file(archive, outcome, iso(clock()))
-                feed_report = reports[outcome.task.feed_id]
+                feed_report = reports[feed_id]
                 _count_file(feed_report, status, outcome)
             else:
+                feed_id = outcome.task.feed_id
                 status = store_page(archive, outcome, iso(clock()))
-                feed_report = reports[outcome.task.feed_id]
+                feed_report = reports[feed_id]
                 _count_page(feed_report, status, outcome)
             if feed_report.pages_pending == 0:
                 _log_feed(feed_report)
+                if (fingerprint := settled.pop(feed_id, None)) is not None:
+                    archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
+
+
+def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
+    """The settings a feed's pages and files are fetched with, as JSON (kept per feed).
+
+    Effective values: ``allow_private_hosts`` from the schedule or the run
+    (``--allow-private-hosts``), a user agent given by the schedule or the environment.
+    """
+    agent = schedule.user_agent or (
+        settings.user_agent if settings.user_agent != USER_AGENT else None
+    )
+    values = {
+        "allow_private_hosts": schedule.allow_private_hosts or settings.allow_private_hosts,
+        "user_agent": agent,
+        "pages": schedule.pages,
+        "transcripts": schedule.transcripts,
+        "chapters": schedule.chapters,
+    }
+    return json.dumps(values, sort_keys=True, ensure_ascii=False)
+
+
+def _changed_settings(before: str, now: str) -> list[str]:
+    try:
+        old = json.loads(before)
+    except ValueError:
+        old = {}
+    new = json.loads(now)
+    return sorted(k for k in new if not isinstance(old, dict) or old.get(k) != new[k])
 
 
 def _start_followers(
@@ -608,34 +653,56 @@ def _start_followers(
     report: FeedReport,
     clock: Clock,
     recheck_pages: bool,
-) -> list[Future[Any]]:
-    """Start the fetches a stored feed calls for: its due pages and files (by its schedule)."""
+    settings: Settings,
+) -> tuple[list[Future[Any]], str | None]:
+    """Start the fetches a stored feed calls for: its due pages and files (by its schedule).
+
+    When the schedule's fetch settings changed since the feed's pages and files were last
+    fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
+    those that failed are due now, not after their back-off. Returns the futures, and the
+    settings to remember once they are stored (None: nothing to remember).
+    """
     schedule, feed_id, now = outcome.schedule, outcome.state.id, clock()
+    fingerprint = fetch_settings(schedule, settings)
+    before = archive.fetch_settings(feed_id)
+    retry = before is not None and before != fingerprint  # unknown before: nothing to redo
+    if retry:
+        changed = ", ".join(_changed_settings(before or "", fingerprint))
+        log.info("%s: %s changed: retrying what failed now", report.label, changed)
     futures: list[Future[Any]] = []
     if schedule.pages:
-        pages = pages_due(archive, feed_id, now, recheck_pages)
+        pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
         futures.extend(workers.fetch_page(t, schedule) for t in pages)
     kinds: list[FileKind] = []
     if schedule.transcripts:
         kinds.append("transcript")
     if schedule.chapters:
         kinds.append("chapters")
-    files = archive.files_to_fetch(feed_id, iso(now), kinds, everything=recheck_pages)
+    files = archive.files_to_fetch(
+        feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
+    )
     futures.extend(workers.fetch_file(t, schedule) for t in files)
     report.pages_pending = len(futures)
-    return futures
+    remember = None if before == fingerprint else fingerprint
+    if remember is not None and not futures:
+        archive.set_fetch_settings(feed_id, remember)
+        remember = None
+    return futures, remember
 
 
 def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
     report.pages_pending -= 1
     if count_page(report, status):
         log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
+    if status == "failed":
+        report.problems.append(("page", str(outcome.error)))
 
 
 def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) -> None:
     report.pages_pending -= 1
     if status == "failed":
         report.files_failed += 1
+        report.problems.append((outcome.task.kind, str(outcome.error)))
         log.info("%s: %s %s: %s", report.label, outcome.task.kind, outcome.task.url, outcome.error)
     else:
         report.files_ok += 1

@@ -66,9 +66,16 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
         self._sync_simple_chapters(episode_id, row.get("simple_chapters"), now, new=new)
 
     def files_to_fetch(
-        self, feed_id: int, now: str, kinds: Iterable[FileKind], *, everything: bool = False
+        self,
+        feed_id: int,
+        now: str,
+        kinds: Iterable[FileKind],
+        *,
+        everything: bool = False,
+        failing: bool = False,
     ) -> list[FileTask]:
-        """The feed's listed files due at ``now`` (with ``everything``, all of them)."""
+        """The feed's listed files due at ``now`` (with ``everything``, all of them; with
+        ``failing``, also those whose last fetch failed, whatever their back-off)."""
         tasks: list[FileTask] = []
         for kind in kinds:
             table = FILE_TABLES[kind][0]
@@ -77,8 +84,9 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
                 "f.status, f.attempts, f.failures, f.fetched_at, e.published, e.first_seen_at, "
                 f"f.document_id FROM {table} f JOIN episodes e ON e.id = f.episode_id "
                 f"WHERE e.feed_id = ? AND {_qualified(FILES_DUE)} "
-                "AND (f.next_check_at <= ? OR ?) ORDER BY f.episode_id, f.position",
-                [feed_id, now, everything],
+                "AND (f.next_check_at <= ? OR ? OR (? AND f.failures > 0)) "
+                "ORDER BY f.episode_id, f.position",
+                [feed_id, now, everything, failing],
             ).fetchall()
             tasks.extend(FileTask(kind, *row) for row in rows)
         return tasks

@@ -51,16 +51,26 @@ class PagesMixin(EpisodesMixin):
         return (row[0], row[1]) if row else (None, None)
 
     def pages_to_recheck(
-        self, feed_id: int, now: str, *, everything: bool = False
+        self, feed_id: int, now: str, *, everything: bool = False, failing: bool = False
     ) -> list[PageTask]:
-        """Archived pages whose re-check is due at ``now`` (with ``everything``, all of them)."""
+        """Archived pages whose re-check is due at ``now`` (with ``everything``, all of them;
+        with ``failing``, also those whose last re-check failed, whatever their back-off)."""
         rows = self.db.execute(
             f"SELECT {_TASK_COLUMNS} FROM episodes WHERE feed_id = ? AND {PAGE_RECHECK} "
-            "AND (page_recheck_at <= ? OR ?) AND page_url IS NOT NULL "
-            "AND page_status = 'ok' ORDER BY page_recheck_at, id",
-            [feed_id, now, everything],
+            "AND (page_recheck_at <= ? OR ? OR (? AND page_failures > 0)) "
+            "AND page_url IS NOT NULL AND page_status = 'ok' ORDER BY page_recheck_at, id",
+            [feed_id, now, everything, failing],
         ).fetchall()
         return [PageTask(*row) for row in rows]
+
+    def fetch_settings(self, feed_id: int) -> str | None:
+        """The schedule settings the feed's pages and files were last fetched with (JSON)."""
+        row = self.db.execute("SELECT fetch_settings FROM feeds WHERE id = ?", [feed_id]).fetchone()
+        return row[0] if row else None
+
+    def set_fetch_settings(self, feed_id: int, settings: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE feeds SET fetch_settings = ? WHERE id = ?", [settings, feed_id])
 
     def record_page(
         self,

@@ -590,6 +590,13 @@ def _every_tag_v9(db: sqlite_utils.Database) -> None:
         db.execute(f"CREATE VIEW {name} AS {sql}")
 
 
+def _fetch_settings_v10(db: sqlite_utils.Database) -> None:
+    """Issue #14: the schedule settings a feed's pages and files were last fetched with
+    (``allow_private_hosts``, ``user_agent``, ``pages``…, as JSON): when they change, the
+    pages and files that failed are due at once instead of after their back-off."""
+    db.execute("ALTER TABLE feeds ADD COLUMN fetch_settings TEXT")
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
@@ -601,5 +608,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _covering_indexes_v7,
     _archive_around_v8,
     _every_tag_v9,
+    _fetch_settings_v10,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
