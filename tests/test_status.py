@@ -92,11 +92,11 @@ def test_table_lists_each_feed_and_exits_1_for_a_long_failing_feed(archive_db: P
     assert "2d ago" in rows["Broken"]  # its last success, 50 hours ago
     assert "HTTP 500" in rows["Broken"]
     assert "1h ago" in rows["Healthy"]
-    assert "1 failed" in rows["Healthy"]
+    assert "1 failed: HTTP 404 not found" in rows["Healthy"]
     assert "gone 20" in rows["Ended"]
     assert not rows["Ended"].startswith("!")  # gone feeds are not polled: not "failing"
     assert lines[-2] == "daemon: not running (no heartbeat file)"
-    assert lines[-1] == "failing for more than 1d: 1 feed(s)"
+    assert lines[-1] == "failing for more than 1d: 1 feed"
 
 
 def test_a_higher_threshold_exits_0(archive_db: Path) -> None:
@@ -139,9 +139,11 @@ def test_json(archive_db: Path) -> None:
         "pages_failed": 1,
         "pages_empty": 0,
         "pages_missing": 1,
+        "page_errors": {"HTTP 404 not found": 1},
         "transcripts_failing": 0,
         "chapters_failing": 0,
         "file_error": None,
+        "file_errors": {},
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

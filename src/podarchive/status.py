@@ -10,24 +10,32 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
      "feeds": [{"url", "name", "title", "fetch_url", "first_seen_at", "last_fetched_at",
                 "last_success_at", "last_error", "last_error_at", "error_count",
                 "next_due_at", "gone_at", "episodes", "pages_pending", "pages_failed",
-                "pages_empty", "pages_missing", "transcripts_failing", "chapters_failing",
-                "file_error", "failing"}, ...]}
+                "pages_empty", "pages_missing", "page_errors", "transcripts_failing",
+                "chapters_failing", "file_error", "file_errors", "failing"}, ...]}
 
 ``transcripts_failing`` / ``chapters_failing`` count the listed files whose last fetch failed;
-``file_error`` is the latest one's reason.
+``file_error`` is the latest one's reason. ``page_errors`` / ``file_errors`` count the failing
+pages and files by reason (:func:`reason_of`: ``{"blocked: private address": 9}``), commonest
+first.
+
+The same reasons, with what to do about each (:func:`fix_for`), make the line ``podarchive
+run`` prints for a feed whose pages or files failed (:func:`problem_line`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from podarchive.clock import iso
+from podarchive.errors import one_line
 
 STATUS_FORMAT = 1
 HEARTBEAT_STALE = timedelta(seconds=60)  # no heartbeat for this long: the daemon is dead
@@ -120,10 +128,11 @@ def daemon_line(state: Mapping[str, Any], now: datetime) -> str:
         return f"daemon: stopped {_ago(stopped, now) if stopped else ''} (pid {state.get('pid')})"
     if kind == "dead":
         return f"daemon: DEAD (pid {state.get('pid')}, last heartbeat {since})"
+    feeds = state.get("feeds")
+    scheduled = plural(feeds, "feed") if isinstance(feeds, int) else f"{feeds or '?'} feeds"
     line = (
         f"daemon: running (pid {state.get('pid')}, since {state.get('started_at')}), "
-        f"heartbeat {since}: {state.get('activity', '?')}; "
-        f"{state.get('feeds', '?')} feed(s) scheduled"
+        f"heartbeat {since}: {state.get('activity', '?')}; {scheduled} scheduled"
     )
     cycle = state.get("last_cycle")
     if isinstance(cycle, Mapping):
@@ -154,6 +163,8 @@ def report(
     for feed in feeds:
         row = dict(feed)
         row["pages_missing"] = sum(int(feed.get(k) or 0) for k in _PAGE_KEYS)
+        row["page_errors"] = reasons(feed.get("page_errors") or {})
+        row["file_errors"] = reasons(feed.get("file_errors") or {})
         row["failing"] = is_failing(feed, now, threshold)
         rows.append(row)
     return {
@@ -186,7 +197,7 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     lines.append(daemon_line(doc["daemon"], now))
     if doc["failing"]:
         days = _span(timedelta(seconds=doc["failing_for_seconds"]))
-        lines.append(f"failing for more than {days}: {len(doc['failing'])} feed(s)")
+        lines.append(f"failing for more than {days}: {plural(len(doc['failing']), 'feed')}")
     return "\n".join(lines) + "\n"
 
 
@@ -202,6 +213,8 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
     pages = ", ".join(
         f"{feed[k]} {k.removeprefix('pages_')}" for k in _PAGE_KEYS if feed.get(k)
     )  # e.g. "2 pending, 1 failed"
+    if pages and (commonest := _commonest(feed.get("page_errors"))):
+        pages += f": {commonest}"  # e.g. "9 failed: blocked: private address"
     moved = []
     files = _files_failing(feed)
     if feed.get("gone_at"):
@@ -230,10 +243,17 @@ def _files_failing(feed: Mapping[str, Any]) -> str:
         counts.append(f"{n} chapters")
     if not counts:
         return ""
-    error = str(feed.get("file_error") or "")
+    error = _commonest(feed.get("file_errors")) or str(feed.get("file_error") or "")
     if len(error) > _ERROR_WIDTH:
         error = error[: _ERROR_WIDTH - 1] + "…"
     return ", ".join(counts) + (f": {error}" if error else "")
+
+
+def _commonest(counts: object) -> str:
+    if not isinstance(counts, Mapping) or not counts:
+        return ""
+    reason = str(max(counts, key=lambda r: counts[r]))
+    return reason if len(reason) <= _ERROR_WIDTH else reason[: _ERROR_WIDTH - 1] + "…"
 
 
 def _span(delta: timedelta) -> str:
@@ -250,3 +270,104 @@ def _ago(moment: datetime, now: datetime) -> str:
 
 def _until(moment: datetime, now: datetime) -> str:
     return f"in {_span(moment - now)}" if moment > now else "now"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 feed``, ``2 feeds``; ``many`` for irregular plurals (``body``, ``bodies``)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+# why pages and files fail, and what to do -------------------------------------------------
+
+_REASON_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"^blocked: private address\b.*", "blocked: private address"),
+        (r"^blocked: not an http\(s\) URL\b.*", "blocked: not an http(s) URL"),
+        (r"^(cannot resolve [^:\s]+).*", r"\1"),
+        (r"^waiting: (\S+) asked us not to return before .*", r"waiting: \1 asked us to wait"),
+        (r"^(body over [\d.]+ \S+) \(decompressed\)$", r"\1"),
+        (r"^(redirect loop) at .*", r"\1"),
+        (r"^(bad URL: [^:]+): .*", r"\1"),
+    )
+)
+
+
+def reason_of(error: str) -> str:
+    """An error as stored, without what differs between pages of one cause (the address,
+    the time, the URL): ``blocked: private address 10.0.0.5`` → ``blocked: private
+    address``, ``cannot resolve example.com: Name or service not known`` → ``cannot
+    resolve example.com``."""
+    text = one_line(error, 120)
+    for pattern, replacement in _REASON_RULES:
+        if pattern.match(text):
+            return pattern.sub(replacement, text, count=1)
+    return text
+
+
+def reasons(errors: Mapping[str, int]) -> dict[str, int]:
+    """Errors as stored with their counts → reasons with their counts, commonest first."""
+    counts: Counter[str] = Counter()
+    for error, count in errors.items():
+        counts[reason_of(str(error))] += int(count)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+_NETWORK = ("cannot connect", "timeout", "connection broken", "truncated")
+
+
+def fix_for(reason: str, kinds: Iterable[str], source: str) -> str:
+    """What to do about ``reason`` (from :func:`reason_of`), for pages or files (``kinds``:
+    ``page``, ``transcript``, ``chapters``) of a feed scheduled in ``source`` (``""``: a feed
+    given on the command line)."""
+    where = f"in {source}" if source else "in its schedule entry"
+    if reason == "blocked: private address":
+        if source:
+            return f"set allow_private_hosts = true {where}"
+        return "run it with --allow-private-hosts, or schedule it with allow_private_hosts = true"
+    if reason.startswith("cannot resolve"):
+        return "check the host name and the network"
+    if reason.startswith(_NETWORK):
+        return "check the host and the network"
+    if reason.startswith("body over"):
+        caps = []
+        if "page" in kinds:
+            caps.append("max_page_bytes (PODARCHIVE_MAX_PAGE_BYTES)")
+        if set(kinds) - {"page"}:
+            caps.append("max_file_bytes (PODARCHIVE_MAX_FILE_BYTES)")
+        return "raise " + " and ".join(caps)
+    if reason.startswith("HTTP 403"):
+        return (
+            f"if the host refuses unknown user agents, set user_agent {where}; "
+            "otherwise nothing to do: retried with back-off"
+        )
+    if reason.startswith("HTTP "):
+        return "nothing to do: retried with back-off"
+    if reason.startswith("waiting:"):
+        return "nothing to do: retried once the host allows it"
+    return "retried with back-off"
+
+
+_THINGS = (("page", "page", "pages"), ("transcript", "transcript", "transcripts"),
+           ("chapters", "chapters file", "chapters files"))  # fmt: skip
+
+
+def problem_line(label: str, problems: Sequence[tuple[str, str]], source: str) -> str | None:
+    """One line for a feed whose pages or files failed: how many, the commonest reason and
+    its fix, e.g. ``PyTorch: 9 pages blocked: private address; set allow_private_hosts =
+    true in schedules/x.toml``. ``problems``: (kind, error) of each failure."""
+    if not problems:
+        return None
+    by_reason = Counter(reason_of(error) for _, error in problems)
+    top, count = max(by_reason.items(), key=lambda item: (item[1], -len(item[0])))
+    kinds = Counter(kind for kind, _ in problems)
+    things = [plural(kinds[k], one, many) for k, one, many in _THINGS if kinds[k]]
+    what = things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
+    if count < len(problems):
+        what = f"{what} failed: {top} ({count} of {len(problems)})"
+    elif top.startswith("blocked:"):
+        what = f"{what} {top}"
+    else:
+        what = f"{what} failed: {top}"
+    top_kinds = {kind for kind, error in problems if reason_of(error) == top}
+    return f"{label}: {what}; {fix_for(top, top_kinds, source)}"
