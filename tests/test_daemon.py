@@ -306,7 +306,7 @@ def test_daemon_process(tmp_path: Path, site: LoopbackSite) -> None:
 
     # the log: every line in one format, one line per feed update
     assert all(LOG_LINE.match(line) for line in daemon.lines), daemon.lines
-    assert daemon.lines[0].endswith(f"daemon started (pid {daemon.process.pid}): 1 feeds from "
+    assert daemon.lines[0].endswith(f"daemon started (pid {daemon.process.pid}): 1 feed from "
                                     f"{schedules}, tick 0.2s")  # fmt: skip
     assert daemon.lines[-1].endswith("INFO podarchive.daemon: stopped")
     updates = re.compile(r"INFO podarchive: PyTorch: (\d+ new, |unchanged$)")
@@ -339,8 +339,8 @@ def test_daemon_refuses_a_bad_schedule_at_start_and_a_second_daemon(
         assert second.stderr.endswith(f") holds {db}\n")
         run = podarchive("run", "--schedules", str(schedules), "--db", str(db))
         assert (run.returncode, run.stderr) == (0, "")  # between cycles: a run slips in
-        first.process.send_signal(signal.SIGINT)
-        assert first.process.wait(timeout=10) == 0
+        first.process.send_signal(signal.SIGINT)  # Ctrl-C in the foreground: exit 130
+        assert first.process.wait(timeout=10) == 130
     finally:
         first.stop()
     assert load_schedules(schedules)  # untouched

@@ -224,6 +224,7 @@ def _toml_escape(char: str) -> str:
 
 
 def render_schedule(feed: FeedSchedule) -> str:
+    """``feed`` as a ``[[feed]]`` table: every setting that is not the default, and ``pages``."""
     lines = ["[[feed]]", f"url = {_toml_string(feed.url)}"]
     if feed.name:
         lines.append(f"name = {_toml_string(feed.name)}")
@@ -240,12 +241,21 @@ def render_schedule(feed: FeedSchedule) -> str:
         lines.append("chapters = false")
     if feed.allow_private_hosts:
         lines.append("allow_private_hosts = true")
+    if feed.user_agent:
+        lines.append(f"user_agent = {_toml_string(feed.user_agent)}")
     return "\n".join(lines) + "\n"
 
 
 def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = False) -> Path:
-    """Write ``feed`` as a new schedule file in ``directory``; refuses a URL already there."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``feed`` as a new schedule file in ``directory``; refuses a URL already there.
+
+    A directory that cannot be made or written is a one-line :class:`PodarchiveError`
+    (``cannot write schedules/x.toml: Permission denied``), not a traceback.
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise PodarchiveError(f"cannot make {directory}: {e.strerror or e}") from e
     existing = {f.url: f.source for f in load_schedules(directory, allow_fast=allow_fast)}
     if feed.url in existing:
         raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
@@ -254,7 +264,15 @@ def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = Fals
     while path.exists():
         path = directory / f"{stem}-{n}.toml"
         n += 1
-    path.write_text(render_schedule(feed), encoding="utf-8")
+    created = False
+    try:
+        with path.open("x", encoding="utf-8") as f:  # never overwrites a file made meanwhile
+            created = True
+            f.write(render_schedule(feed))
+    except OSError as e:
+        if created:  # half written (a full disk): no broken schedule file is left behind
+            path.unlink(missing_ok=True)
+        raise PodarchiveError(f"cannot write {path}: {e.strerror or e}") from e
     return path
 
 

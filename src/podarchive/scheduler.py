@@ -102,6 +102,10 @@ def fingerprint(directory: Path) -> Fingerprint:
     return tuple(out)
 
 
+def _feeds(count: int) -> str:
+    return f"{count} feed{'' if count == 1 else 's'}"
+
+
 class Daemon:
     """Poll feeds on their schedules until SIGTERM/SIGINT; reload on SIGHUP or file changes.
 
@@ -123,6 +127,7 @@ class Daemon:
         self.heartbeat, self.tick = heartbeat, tick
         self.retry_after_error = retry_after_error
         self.stop = threading.Event()
+        self.stopped_by: int | None = None  # the signal that stopped it (SIGTERM, SIGINT)
         self.started_at = utcnow()
         self._feeds: dict[str, FeedSchedule] = {}
         self._specs: dict[str, tuple[str, str]] = {}
@@ -172,9 +177,9 @@ class Daemon:
             self.apply(feeds)
             last_print, settling = fingerprint(self.watch), None
             log.info(
-                "daemon started (pid %d): %d feeds from %s, tick %gs",
+                "daemon started (pid %d): %s from %s, tick %gs",
                 os.getpid(),
-                len(feeds),
+                _feeds(len(feeds)),
                 self.watch,
                 self.tick,
             )
@@ -222,18 +227,18 @@ class Daemon:
         except ConfigError as e:
             self._last_reload = {"at": iso(utcnow()), "ok": False, "error": str(e)}
             log.error(
-                "schedules not reloaded (%s): %s; keeping the last good schedule (%d feeds)",
+                "schedules not reloaded (%s): %s; keeping the last good schedule (%s)",
                 why,
                 e,
-                len(self._feeds),
+                _feeds(len(self._feeds)),
             )
             return False
         added, removed, changed = self.apply(feeds)
         self._last_reload = {"at": iso(utcnow()), "ok": True, "error": None}
         log.info(
-            "schedules reloaded (%s): %d feeds; %d added, %d removed, %d changed",
+            "schedules reloaded (%s): %s; %d added, %d removed, %d changed",
             why,
-            len(feeds),
+            _feeds(len(feeds)),
             added,
             removed,
             changed,
@@ -319,7 +324,7 @@ class Daemon:
 
     def _cycle(self, batch: list[FeedSchedule]) -> None:
         started = utcnow()
-        self._activity = f"updating {len(batch)} feed{'s' if len(batch) != 1 else ''}"
+        self._activity = f"updating {_feeds(len(batch))}"
         self._beat()
         try:
             result = self.update(batch, self.stop)
@@ -409,6 +414,7 @@ class Daemon:
         previous: dict[int, Any] = {}
 
         def stop(signum: int, frame: FrameType | None) -> None:
+            self.stopped_by = self.stopped_by or signum
             self.request("stop")
 
         def reload(signum: int, frame: FrameType | None) -> None:
