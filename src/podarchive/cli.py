@@ -7,8 +7,11 @@ failure on stderr; 2 a usage or configuration error.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import timedelta
@@ -33,10 +36,13 @@ from podarchive.discover import find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.lock import FileLock
 from podarchive.pipeline import RunReport, update_due, update_feeds
+from podarchive.recheck import check_page_every
 from podarchive.reparse import fill_tags
 from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.settings import Settings, settings_from_env
+from podarchive.status import plural, problem_line
 from podarchive.store import Archive, check_file
+from podarchive.urls import normalize_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -59,6 +65,15 @@ class CommandFailure(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"podarchive: {self.message}", err=True)
+
+
+class Interrupted(CommandFailure):
+    """Ctrl-C: one line on stderr (never click's "Aborted!"), exit 130."""
+
+    exit_code = 130
+
+
+INTERRUPTED = "interrupted"
 
 
 def _setup_logging(verbose: int) -> None:
@@ -92,7 +107,8 @@ def verbosity(command: F) -> F:
 
 
 def translate_errors(command: F) -> F:
-    """Library errors become one-line messages with the right exit code, never tracebacks."""
+    """Library errors become one-line messages with the right exit code, never tracebacks:
+    a file or directory that cannot be written is exit 1, Ctrl-C exit 130."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -102,8 +118,36 @@ def translate_errors(command: F) -> F:
             raise UsageFailure(str(e)) from e
         except PodarchiveError as e:
             raise CommandFailure(str(e)) from e
+        except KeyboardInterrupt as e:  # a second Ctrl-C, or one before the work started
+            raise Interrupted(INTERRUPTED) from e
+        except OSError as e:
+            if e.errno == errno.EPIPE:
+                raise  # stdout closed early (| head): click's own business
+            raise CommandFailure(_os_error(e)) from e
 
     return wrapper  # type: ignore[return-value]
+
+
+def _os_error(e: OSError) -> str:
+    """``archive/archive.db.checked: Permission denied``: the file and the reason."""
+    reason = e.strerror or str(e) or type(e).__name__
+    return f"{e.filename}: {reason}" if e.filename else reason
+
+
+@contextmanager
+def _stop_on_ctrl_c(stop: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C sets ``stop`` (the work in flight is given up, what was stored is
+    kept); a second one interrupts at once."""
+
+    def on_signal(number: int, frame: Any) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_signal)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -112,19 +156,24 @@ def translate_errors(command: F) -> F:
 def cli(verbose: int) -> None:
     """Archive podcasts: feeds, episode pages, show notes and links, into SQLite.
 
-    Browse the archive with Datasette: ``podarchive serve``.
+    Browse the archive with Datasette: 'podarchive serve'.
     """
     _setup_logging(verbose)
 
 
-db_option = click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_DB,
-    show_default=True,
-    help="The archive file (created on first run).",
-)
+def archive_option(help: str) -> Callable[[F], F]:
+    """``--db``, with what the command does with the file."""
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=DEFAULT_DB,
+        show_default=True,
+        help=help,
+    )
+
+
+db_option = archive_option("The archive file (created if there is none yet).")
 private_hosts_option = click.option(
     "--allow-private-hosts",
     is_flag=True,
@@ -185,7 +234,7 @@ def run(
 
     Each feed is due by its schedule (every/cron), later when it keeps failing (exponential
     back-off) or when the server asked for it (Cache-Control, Retry-After, <ttl>). Feeds
-    given as URLs are polled at once.
+    given as URLs are polled at once, with their schedule entry when they have one.
 
     One run at a time: a run finding the archive's lock (<db>.lock) held by another run or
     the daemon exits 0 at once with one line, or waits up to --wait SECONDS first.
@@ -193,12 +242,19 @@ def run(
     Archived episode pages, transcripts and chapters files are re-checked on their own
     schedule (daily in an episode's first week, weekly in its first month, then monthly;
     page_every in the schedule file overrides it); --recheck-pages re-checks them all now.
+
+    Exit 1 when a feed failed (one line each). Pages, transcripts and chapters files that
+    failed do not fail the run: one line per feed says how many, why and what to do.
+    Ctrl-C stops it (exit 130), keeping everything stored so far.
     """
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock
 
     settings = run_settings(allow_private_hosts)
-    feeds = _adhoc_feeds(urls) if urls else load_schedules(schedules_dir, allow_fast=allow_fast)
+    if urls:
+        feeds = _adhoc_feeds(urls, schedules_dir)
+    else:
+        feeds = load_schedules(schedules_dir, allow_fast=allow_fast)
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
     check_file(db_path)  # not even a lock file beside another program's database
@@ -207,24 +263,31 @@ def run(
     except ArchiveLocked as e:
         click.echo(f"podarchive: {e}; skipping", err=True)
         return
-    with lock, _working(db_path) as archive:
-        if urls or everything:
-            report = update_feeds(archive, feeds, settings=settings, recheck_pages=recheck_pages)
-        else:
-            report = update_due(archive, feeds, settings=settings, recheck_pages=recheck_pages)
+    stop = threading.Event()
+    with lock, _working(db_path) as archive, _stop_on_ctrl_c(stop):
+        update = update_feeds if urls or everything else update_due
+        report = update(archive, feeds, settings=settings, recheck_pages=recheck_pages, stop=stop)
+    if report.stopped:
+        raise Interrupted(f"{INTERRUPTED}; what was stored is kept; the next run does the rest")
     if report.not_due:
-        logging.getLogger("podarchive").info("%d feeds not due yet", report.not_due)
+        logging.getLogger("podarchive").info("%s not due yet", plural(report.not_due, "feed"))
     _finish(report)
 
 
-def _adhoc_feeds(urls: tuple[str, ...]) -> tuple[FeedSchedule, ...]:
+def _adhoc_feeds(urls: tuple[str, ...], schedules_dir: Path) -> tuple[FeedSchedule, ...]:
+    """The feeds given as URLs: each one's schedule entry if it has one (its name, pages,
+    user agent…), else the defaults."""
+    # the polling floor does not matter here: these feeds are polled now, once
+    scheduled = load_schedules(schedules_dir, allow_fast=True) if schedules_dir.is_dir() else ()
+    entries = {normalize_url(f.url): f for f in scheduled}
     feeds = []
     for url in dict.fromkeys(urls):
         try:
-            feeds.append(FeedSchedule(url=check_feed_url(url)))
+            checked = check_feed_url(url)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="URL") from e
-    return tuple(feeds)
+        feeds.append(entries.get(normalize_url(checked)) or FeedSchedule(url=checked))
+    return tuple(dict.fromkeys(feeds))
 
 
 @contextmanager
@@ -263,12 +326,19 @@ def _fill_tags_once(archive: Archive) -> None:
         log = logging.getLogger("podarchive")
         log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
         for report in fill_tags(archive, now_iso()):
-            log.info("%s: %d bodies replayed for its tags", report.label, report.bodies)
+            replayed = plural(report.bodies, "body", "bodies")
+            log.info("%s: %s replayed for its tags", report.label, replayed)
 
 
 def _finish(report: RunReport) -> None:
+    """One line per failed feed (exit 1), then one per feed whose pages or files failed
+    (these alone leave the exit code 0)."""
     for feed in report.failed:
         click.echo(f"podarchive: {feed.label}: {feed.error}", err=True)
+    for feed in report.feeds:
+        line = problem_line(feed.label, feed.problems, feed.source)
+        if line is not None:
+            click.echo(f"podarchive: {line}", err=True)
     if report.failed:
         sys.exit(1)
 
@@ -280,12 +350,29 @@ def _finish(report: RunReport) -> None:
 @click.option("--name", help="A name for the podcast.  [default: the feed's title]")
 @click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
 @click.option(
+    "--page-every",
+    metavar="INTERVAL",
+    help="Re-check archived episode pages this often (at least 1h).  "
+    "[default: by the episode's age]",
+)
+@click.option("--no-transcripts", is_flag=True, help="Do not fetch podcast:transcript files.")
+@click.option("--no-chapters", is_flag=True, help="Do not fetch podcast:chapters files.")
+@click.option(
+    "--user-agent",
+    metavar="TEXT",
+    help="The User-Agent to send for this feed (for hosts that refuse unknown agents).",
+)
+@click.option(
     "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
 )
-@private_hosts_option
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let this feed's episode pages and files (and a feed found on the page URL) be on "
+    "loopback and private addresses.",
+)
 @allow_fast_option
 @schedules_option
-@verbosity
 @translate_errors
 def add(
     url: str,
@@ -293,6 +380,10 @@ def add(
     cron: str | None,
     name: str | None,
     no_pages: bool,
+    page_every: str | None,
+    no_transcripts: bool,
+    no_chapters: bool,
+    user_agent: str | None,
     no_check: bool,
     allow_private_hosts: bool,
     allow_fast: bool,
@@ -301,7 +392,9 @@ def add(
     """Schedule a new feed: writes a schedule file for URL.
 
     URL may be the feed or a web page that announces it (<link rel="alternate">): the feed
-    is fetched first to check it (and to name it), unless --no-check.
+    is fetched first to check it (and to name it), unless --no-check. Every option given is
+    written into the schedule entry (--allow-private-hosts as allow_private_hosts = true,
+    --no-pages as pages = false, and so on).
     """
     if every and cron:
         raise click.UsageError("give --every or --cron, not both")
@@ -316,8 +409,17 @@ def add(
         interval = check_every(interval, allow_fast=allow_fast) if interval else None
     except ValueError as e:
         raise UsageFailure(f"--every: {e}") from e
+    try:
+        recheck = parse_interval(page_every) if page_every else None
+        recheck = check_page_every(recheck, allow_fast=allow_fast) if recheck else None
+    except ValueError as e:
+        raise UsageFailure(f"--page-every: {e}") from e
+    if user_agent is not None and (not user_agent.strip() or not user_agent.isprintable()):
+        raise click.BadParameter("must be printable text", param_hint="--user-agent")
     if not no_check:
         settings = run_settings(allow_private_hosts)
+        if user_agent:
+            settings = settings.replace(user_agent=user_agent)
         found = find_feed(url, settings)
         if found.discovered_from:
             click.echo(f"found the feed {found.url} on {found.discovered_from}")
@@ -328,6 +430,11 @@ def add(
         every=interval if interval else (None if cron else timedelta(hours=1)),
         cron=cron,
         pages=not no_pages,
+        user_agent=user_agent,
+        allow_private_hosts=allow_private_hosts,
+        page_every=recheck,
+        transcripts=not no_transcripts,
+        chapters=not no_chapters,
     )
     path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
     click.echo(f"added {url} to {path}")
@@ -359,7 +466,6 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
     An archive deleted (or moved away) while the daemon runs is not started again empty:
     the cycle fails with :class:`ArchiveMissing` (logged once) until it is back.
     """
-    import threading
     from collections.abc import Sequence
 
     from podarchive.clock import iso, utcnow
@@ -414,11 +520,12 @@ def daemon(
     """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
 
     One job per feed (every/cron, with jitter); each update cycle takes the archive lock and
-    updates the feeds that are due, as `run` does. SIGHUP, or a change to the schedule files
+    updates the feeds that are due, as 'run' does. SIGHUP, or a change to the schedule files
     seen on the next tick, reloads the schedules (a bad file keeps the last good schedule).
     Logs one line per feed update on stderr (-v for more); writes <db>.daemon.json as a
-    heartbeat for `podarchive status`. If the archive is deleted while it runs, cycles fail
+    heartbeat for 'podarchive status'. If the archive is deleted while it runs, cycles fail
     (one ERROR line) until it is back: a new empty archive is only started by a restart.
+    SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
     """
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock, daemon_lock
@@ -439,18 +546,21 @@ def daemon(
                 pass  # fail now, not in every cycle, when the archive cannot be opened
         except ArchiveLocked:
             pass  # a run is using it, so it opens
-        Daemon(
+        runner = Daemon(
             load=lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
             update=_daemon_update(db_path, settings),
             watch=schedules_dir,
             heartbeat=heartbeat_path(db_path),
             tick=tick,
             retry_after_error=min(30.0, 15 * tick),
-        ).run(feeds)
+        )
+        runner.run(feeds)
+    if runner.stopped_by == signal.SIGINT:
+        sys.exit(130)  # Ctrl-C in the foreground; its log already says it stopped
 
 
 @cli.command()
-@db_option
+@archive_option("The archive file to read (opened read-only; never created or changed).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (format 1, see README).")
 @click.option(
     "--failing-for",
@@ -459,14 +569,15 @@ def daemon(
     metavar="INTERVAL",
     help="Exit 1 when a feed has been failing for longer than this (e.g. 6h, 1d, 1w).",
 )
-@verbosity
 @translate_errors
 def status(db_path: Path, as_json: bool, failing_for: str) -> None:
     """Show each feed's health and whether the daemon is alive.
 
-    A table: last success, errors, next due, episodes, pages still missing, moves and 410s,
+    A table: last success, errors, next due, episodes, pages still missing (with the
+    commonest reason they fail), failing transcripts and chapters files, moves and 410s,
     then the daemon's heartbeat. Exit 1 when any feed has been failing longer than
-    --failing-for (for monitoring), else 0.
+    --failing-for (for monitoring), else 0. Reads the archive without writing anything,
+    so anyone who may read the file can run it.
     """
     import json
 
@@ -480,7 +591,7 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
         raise click.BadParameter(str(e), param_hint="--failing-for") from e
     if not db_path.is_file():
         raise CommandFailure(f"no archive at {db_path}")
-    with Archive(db_path) as archive:
+    with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
     now = utcnow()
     doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
@@ -493,12 +604,11 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
 
 
 @cli.command()
-@db_option
+@archive_option("The archive file to browse (never created).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port."
 )
-@verbosity
 @translate_errors
 def serve(db_path: Path, host: str, port: int) -> None:
     """Browse and search the archive in Datasette, with podarchive's metadata.
@@ -520,7 +630,7 @@ def serve(db_path: Path, host: str, port: int) -> None:
 
 @cli.command()
 @click.argument("feeds", nargs=-1, metavar="[FEED]...")
-@db_option
+@archive_option("The archive file to rebuild (it must exist).")
 @verbosity
 @translate_errors
 def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
@@ -536,10 +646,12 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
         s = r.stats
+        episodes = "episode" if s.new + s.changed + s.unchanged == 1 else "episodes"
         click.echo(
-            f"{r.label}: {r.bodies} bodies replayed; {s.new} new, {s.changed} changed, "
-            f"{s.unchanged} unchanged episodes; {r.pages} pages re-read ({r.pages_changed} "
-            f"changed, {r.pages_kept} kept as they were)"
+            f"{r.label}: {plural(r.bodies, 'body', 'bodies')} replayed; {s.new} new, "
+            f"{s.changed} changed, {s.unchanged} unchanged {episodes}; "
+            f"{plural(r.pages, 'page')} re-read ({r.pages_changed} changed, {r.pages_kept} "
+            "kept as they were)"
         )
         for problem in r.skipped:
             click.echo(f"podarchive: {r.label}: skipped a body seen {problem}", err=True)
@@ -583,13 +695,13 @@ def _print_backfill(report: Any) -> None:
             click.echo(f"  failed: {f.error}")
         click.echo(
             f"  episodes: {f.feed_episodes} in the feed, {f.archive_new} new from "
-            f"{f.documents_fetched} archive/paged documents fetched"
+            f"{plural(f.documents_fetched, 'archive/paged document')} fetched"
             + (f" ({f.documents_done_before} done before)" if f.documents_done_before else "")
         )
         if f.site_found or f.site_new:
             click.echo(
-                f"  site: {f.site_found} episode pages found, {f.site_matched} in the feed, "
-                f"{f.site_new} new"
+                f"  site: {plural(f.site_found, 'episode page')} found, {f.site_matched} in "
+                f"the feed, {f.site_new} new"
             )
         if report.dry_run:
             for url in f.would_fetch:
@@ -606,17 +718,17 @@ def _print_backfill(report: Any) -> None:
     if report.dry_run:
         pages = sum(len(f.would_fetch) for f in report.feeds)
         click.echo(
-            f"dry run: {report.requests} requests made for the feed documents; "
-            f"{pages} more requests for episode pages; nothing written"
+            f"dry run: {plural(report.requests, 'request')} made for the feed documents; "
+            f"{plural(pages, 'more request', 'more requests')} for episode pages; nothing written"
         )
     else:
-        click.echo(f"{report.requests} requests")
+        click.echo(plural(report.requests, "request"))
 
 
 @cli.command()
 @click.argument("feeds", nargs=-1, metavar="[FEED]...")
 @schedules_option
-@db_option
+@archive_option("The archive file (created if there is none yet; --dry-run only reads it).")
 @private_hosts_option
 @click.option(
     "--since",
@@ -750,13 +862,12 @@ def _report_check(db: Path, tables: list[str], problems: list[Any]) -> None:
 
 
 @cli.command()
-@db_option
+@archive_option("The archive file to check (never created).")
 @click.option(
     "--repair-fts",
     is_flag=True,
     help="Rebuild a damaged full-text index from the episodes (when nothing else is damaged).",
 )
-@verbosity
 @translate_errors
 def check(db_path: Path, repair_fts: bool) -> None:
     """Check the archive: SQLite's integrity_check, foreign_key_check and the full-text index.
@@ -790,6 +901,220 @@ def check(db_path: Path, repair_fts: bool) -> None:
         click.echo(line)
     if problems:
         sys.exit(1)
+
+
+# OPML import and export (issue 14) ----------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+
+class OpmlFailure(click.ClickException):
+    """A file that is no usable OPML: ``podarchive: FILE: reason``, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podarchive: {self.message}", err=True)
+
+
+@cli.command("import")
+@click.argument("opml_file", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--every", help="How often to poll each feed, e.g. 30m, 1h, 1d.  [default: 1h]")
+@click.option("--cron", help='Or a crontab expression, e.g. "0 * * * *".')
+@click.option("--no-pages", is_flag=True, help="Do not fetch the feeds' episode web pages.")
+@click.option(
+    "--no-check", is_flag=True, help="Schedule the feeds without fetching each to check it."
+)
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let feeds found on web pages, and the new feeds' episode pages, be on loopback "
+    "and private addresses (writes allow_private_hosts = true into each new entry).",
+)
+@allow_fast_option
+@schedules_option
+@verbosity
+@translate_errors
+def import_opml(
+    opml_file: Path,
+    every: str | None,
+    cron: str | None,
+    no_pages: bool,
+    no_check: bool,
+    allow_private_hosts: bool,
+    allow_fast: bool,
+    schedules_dir: Path,
+) -> None:
+    """Schedule every feed of an OPML file (a podcast app's export): one new schedule file.
+
+    Each outline with an xmlUrl is a feed (nested outlines are walked), named by its title
+    or text. Feeds already scheduled, duplicates in the file and URLs that are not http(s)
+    are reported and left out; each new feed is fetched once to check it is a feed (or a
+    page announcing one), unless --no-check. The new feeds go into
+    <schedules>/import-<FILE's name>.toml (-2, -3… if taken). Exit 1 if a feed failed its
+    check (the others are scheduled), 2 if FILE is no usable OPML.
+    """
+    from podarchive.config import add_schedules
+    from podarchive.errors import OpmlError
+    from podarchive.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
+
+    if every and cron:
+        raise click.UsageError("give --every or --cron, not both")
+    try:
+        interval = check_every(parse_interval(every), allow_fast=allow_fast) if every else None
+        if cron:
+            validate_cron(cron)
+    except ValueError as e:
+        raise UsageFailure(f"--{'every' if every else 'cron'}: {e}") from e
+    try:
+        with opml_file.open("rb") as f:
+            feeds = parse_opml(f.read(MAX_OPML_BYTES + 1))
+    except OSError as e:
+        raise OpmlFailure(f"{opml_file}: cannot read: {e.strerror}") from e
+    except OpmlError as e:
+        raise OpmlFailure(f"{opml_file}: {e}") from e
+    scheduled = (
+        {f.url: f.source for f in load_schedules(schedules_dir, allow_fast=allow_fast)}
+        if schedules_dir.exists()
+        else {}
+    )
+    sorter = ImportSorter(scheduled)
+    first = [sorter.sort(feed) for feed in feeds]
+    new = [s.feed.url for s in first if s.verdict == "new"]
+    settings = None if no_check else run_settings(allow_private_hosts)
+    checks = _FeedChecks(new, settings)
+    counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "not-http"), 0)
+    chosen: list[FeedSchedule] = []
+    with checks:
+        for outcome in first:
+            if outcome.verdict == "new" and settings:
+                found = checks.next()
+                if isinstance(found, str):
+                    click.echo(f"podarchive: {outcome.feed.url}: {found}; not scheduled", err=True)
+                    counts["failed"] += 1
+                    continue
+                outcome = _checked(outcome, found, sorter)
+            counts[outcome.verdict] += 1
+            click.echo(outcome.line)
+            if outcome.verdict == "new":
+                chosen.append(
+                    FeedSchedule(
+                        url=outcome.feed.url,
+                        name=outcome.feed.title,
+                        every=interval if interval else (None if cron else timedelta(hours=1)),
+                        cron=cron,
+                        pages=not no_pages,
+                        allow_private_hosts=allow_private_hosts,
+                    )
+                )
+    where = ""
+    if chosen:
+        path = add_schedules(
+            schedules_dir, chosen, f"import-{opml_file.stem}", allow_fast=allow_fast
+        )
+        where = f" in {path}"
+    dupes = counts["duplicate"]
+    click.echo(
+        f"{opml_file}: {counts['new']} scheduled{where}, {counts['scheduled']} already "
+        f"scheduled, {dupes} duplicate{'' if dupes == 1 else 's'}, {counts['failed']} failed, "
+        f"{counts['not-http']} skipped"
+    )
+    if counts["failed"]:
+        sys.exit(1)
+
+
+def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
+    """A new feed that passed its check: named after the feed when the OPML gave no name;
+    sorted again when the feed was found on a web page (it may be scheduled already)."""
+    title = outcome.feed.title or " ".join((found.title or "").split()) or None
+    feed = dataclasses.replace(outcome.feed, url=found.url, title=title)
+    if found.url == outcome.feed.url:
+        return dataclasses.replace(outcome, feed=feed)
+    click.echo(f"found the feed {found.url} on {outcome.feed.url}")
+    return sorter.sort(feed)
+
+
+class _FeedChecks:
+    """``find_feed`` for each URL in the background, a few hosts at once (one host's URLs
+    one after the other, ``host_gap`` apart). :meth:`next` gives the results in order: a
+    FoundFeed, or the one-line reason the check failed. Leaving the ``with`` block cancels
+    the checks not started yet."""
+
+    def __init__(self, urls: list[str], settings: Settings | None) -> None:
+        import threading
+        from collections import Counter
+        from concurrent.futures import ThreadPoolExecutor
+        from urllib.parse import urlsplit
+
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: Iterator[Any] = iter(())
+        if not urls or settings is None:
+            return
+        self._settings = settings
+        hosts = [(urlsplit(url).hostname or "").lower() for url in urls]
+        self._left = Counter(hosts)
+        self._locks = {host: threading.Lock() for host in self._left}
+        self._pool = ThreadPoolExecutor(max_workers=min(settings.concurrency, len(urls)))
+        pool = self._pool
+        self._futures = iter(
+            [pool.submit(self._check, u, h) for u, h in zip(urls, hosts, strict=True)]
+        )
+
+    def _check(self, url: str, host: str) -> Any:
+        import time
+
+        from podarchive.errors import one_line
+
+        with self._locks[host]:
+            try:
+                return find_feed(url, self._settings)
+            except PodarchiveError as e:
+                return one_line(str(e))
+            finally:
+                self._left[host] -= 1
+                if self._left[host]:
+                    time.sleep(self._settings.host_gap)
+
+    def next(self) -> Any:
+        return next(self._futures).result()
+
+    def __enter__(self) -> _FeedChecks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@cli.command()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+    help="Write the OPML to this file.  [default: standard output]",
+)
+@schedules_option
+@verbosity
+@translate_errors
+def export(output: Path | None, schedules_dir: Path) -> None:
+    """Print the scheduled feeds as OPML 2.0, for podcast apps (or podarchive import).
+
+    One <outline type="rss" text=… title=… xmlUrl=…/> per feed, in UTF-8.
+    """
+    from podarchive.clock import utcnow
+    from podarchive.opml import OpmlFeed, render_opml
+
+    feeds = load_schedules(schedules_dir, allow_fast=True)  # exporting polls nothing
+    body = render_opml([OpmlFeed(f.url, f.name) for f in feeds], "podarchive feeds", utcnow())
+    if output is None or str(output) == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        output.write_bytes(body)
+    except OSError as e:
+        raise CommandFailure(f"{output}: cannot write: {e.strerror}") from e
+    click.echo(f"exported {len(feeds)} feed{'' if len(feeds) == 1 else 's'} to {output}")
 
 
 def main() -> None:
