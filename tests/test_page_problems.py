@@ -897,3 +897,51 @@ def test_the_v7_archive_gains_fetch_settings_empty_and_keeps_every_row(tmp_path:
     assert [row[-1] for row in feeds] == [None, None]
     # every other value as it was (migration 9 only filled tags_filled_at, which stays NULL)
     assert [row[: len(feeds_before[0])] for row in feeds] == feeds_before
+
+
+def test_serve_works_for_a_user_who_may_only_read_the_archive(
+    shared_dir: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    """Another user browses the archive: served immutable, nothing written beside it."""
+    import socket
+    import time
+
+    import httpx
+
+    prefix = as_other_user()
+    folder = shared_dir / "archive"
+    folder.mkdir()
+    db = folder / "archive.db"
+    run_feed(db, FeedSchedule(url=pytorch_feed, name="PyTorch"), ALLOWED)
+    db.chmod(0o444)
+    folder.chmod(0o555)
+    before = snapshot(folder)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
+    env.update(PYTHONPATH=str(REPO / "src"), PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "podarchive", "serve", "--db", str(db),
+         "--port", str(port)],
+        cwd=shared_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()[1].decode()
+            try:
+                answer = httpx.get(
+                    f"http://127.0.0.1:{port}/archive/episodes.json?_shape=array", timeout=2
+                )
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "podarchive serve did not start in 30 s"
+                time.sleep(0.1)
+        assert answer.status_code == 200
+        assert len(answer.json()) == 9
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert snapshot(folder) == before

@@ -32,6 +32,7 @@ import copy
 import html
 import json
 import math
+import os
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -99,6 +100,19 @@ def check_archive(db_path: Path) -> None:
         raise refused
 
 
+def read_only_here(db_path: Path) -> bool:
+    """Whether the archive must be served as immutable: this user may not write it or its
+    folder, and no writer has it open (no ``-wal`` and ``-shm`` beside it). SQLite cannot read
+    a WAL archive read-only without a ``-shm`` file it may create, and a ``-shm`` left by
+    another user would block the archive's own writer. Otherwise Datasette opens it as it
+    does (read-only, seeing each run's changes).
+    """
+    folder = db_path.resolve().parent
+    writable = os.access(db_path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+    live = Path(f"{db_path}-wal").exists() and Path(f"{db_path}-shm").exists()
+    return not writable and not live
+
+
 def make_datasette(db_path: Path, *, settings: dict[str, Any] | None = None) -> Any:
     """A ``datasette.app.Datasette`` over the archive (read-only) with podarchive's metadata,
     templates and plugin."""
@@ -111,8 +125,10 @@ def make_datasette(db_path: Path, *, settings: dict[str, Any] | None = None) -> 
     except ImportError as e:
         raise DatasetteMissing(f"nh3 is not installed: {INSTALL_HINT}") from e
     _register_plugin()
+    files, immutables = ([], [str(db_path)]) if read_only_here(db_path) else ([str(db_path)], [])
     datasette = Datasette(
-        [str(db_path)],
+        files,
+        immutables=immutables,
         metadata=metadata_for(database_name(db_path)),
         settings={**SETTINGS, **(settings or {})},
         template_dir=str(TEMPLATES),
