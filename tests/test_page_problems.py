@@ -576,16 +576,23 @@ def podarchive(
     )  # fmt: skip
 
 
-def test_status_works_for_a_user_who_may_only_read_the_archive(
-    shared_dir: Path, site: LoopbackSite, pytorch_feed: str
-) -> None:
-    prefix = as_other_user()
+def read_only_archive(shared_dir: Path, pytorch_feed: str) -> Path:
+    """The PyTorch archive in a folder, both read-only: what another user can only read."""
     folder = shared_dir / "archive"
     folder.mkdir()
     db = folder / "archive.db"
     run_feed(db, FeedSchedule(url=pytorch_feed, name="PyTorch"), ALLOWED)
     db.chmod(0o444)
     folder.chmod(0o555)
+    return db
+
+
+def test_status_works_for_a_user_who_may_only_read_the_archive(
+    shared_dir: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    prefix = as_other_user()
+    db = read_only_archive(shared_dir, pytorch_feed)
+    folder = db.parent
     before = snapshot(folder)
     result = podarchive("status", "--db", str(db), cwd=shared_dir, prefix=prefix)
     assert (result.returncode, result.stderr) == (0, "")
@@ -909,12 +916,8 @@ def test_serve_works_for_a_user_who_may_only_read_the_archive(
     import httpx
 
     prefix = as_other_user()
-    folder = shared_dir / "archive"
-    folder.mkdir()
-    db = folder / "archive.db"
-    run_feed(db, FeedSchedule(url=pytorch_feed, name="PyTorch"), ALLOWED)
-    db.chmod(0o444)
-    folder.chmod(0o555)
+    db = read_only_archive(shared_dir, pytorch_feed)
+    folder = db.parent
     before = snapshot(folder)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from podarchive.errors import OpmlError, one_line
+from podarchive.podcast_ns import hardened_parser
 from podarchive.urls import is_http_url
 
 MAX_OPML_BYTES = 20 * 1024 * 1024  # far above any subscription list
@@ -72,15 +73,7 @@ def parse_opml(body: bytes) -> list[OpmlFeed]:
 
 
 def _parse(body: bytes) -> etree._Element:
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        recover=False,
-        remove_comments=True,
-        remove_pis=True,
-    )
+    parser = hardened_parser(recover=False)
     try:
         root = etree.fromstring(body, parser)
     except etree.XMLSyntaxError as e:

@@ -191,18 +191,26 @@ def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
     )
 
 
+def hardened_parser(
+    *, recover: bool, encoding: str | None = None, strip: bool = True
+) -> etree.XMLParser:
+    """The one lxml parser setting for untrusted XML (feeds, OPML): no entity expansion, no
+    DTD, no network, no huge trees; ``strip`` drops comments and processing instructions."""
+    return etree.XMLParser(
+        encoding=encoding or None,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        recover=recover,
+        remove_comments=strip,
+        remove_pis=strip,
+    )
+
+
 def _parse(body: bytes, encoding: str | None) -> etree._Element | None:
     try:
-        parser = etree.XMLParser(
-            encoding=encoding or None,
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            huge_tree=False,
-            recover=True,
-            remove_comments=True,
-            remove_pis=True,
-        )
+        parser = hardened_parser(recover=True, encoding=encoding)
         root = etree.fromstring(body.lstrip() if body[:1].isspace() else body, parser)
     except (etree.LxmlError, ValueError, LookupError):  # LookupError: unknown encoding name
         return None
@@ -761,13 +769,7 @@ def _context(head: bytes) -> bytes:
 
 
 def _well_formed(skeleton: bytes) -> bool:
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        recover=False,
-    )
+    parser = hardened_parser(recover=False, strip=False)
     try:
         root = etree.fromstring(skeleton.lstrip(), parser)
     except (etree.LxmlError, ValueError, LookupError):
