@@ -545,7 +545,17 @@ def as_other_user() -> list[str]:
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("running as root without setpriv: cannot test another user's permissions")
-    return [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import click, podarchive"],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0:  # e.g. a virtualenv in a folder only its owner may enter
+        pytest.skip("another user cannot run this interpreter with podarchive's dependencies")
+    return prefix
 
 
 @pytest.fixture
