@@ -32,7 +32,7 @@ from podarchive.config import (
     parse_interval,
 )
 from podarchive.cron import validate_cron
-from podarchive.discover import find_feed
+from podarchive.discover import FeedChecks, find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.lock import FileLock
 from podarchive.pipeline import RunReport, update_due, update_feeds
@@ -981,7 +981,7 @@ def import_opml(
     first = [sorter.sort(feed) for feed in feeds]
     new = [s.feed.url for s in first if s.verdict == "new"]
     settings = None if no_check else run_settings(allow_private_hosts)
-    checks = _FeedChecks(new, settings)
+    checks = FeedChecks(new, settings)
     counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "not-http"), 0)
     chosen: list[FeedSchedule] = []
     with checks:
@@ -1031,58 +1031,6 @@ def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
         return dataclasses.replace(outcome, feed=feed)
     click.echo(f"found the feed {found.url} on {outcome.feed.url}")
     return sorter.sort(feed)
-
-
-class _FeedChecks:
-    """``find_feed`` for each URL in the background, a few hosts at once (one host's URLs
-    one after the other, ``host_gap`` apart). :meth:`next` gives the results in order: a
-    FoundFeed, or the one-line reason the check failed. Leaving the ``with`` block cancels
-    the checks not started yet."""
-
-    def __init__(self, urls: list[str], settings: Settings | None) -> None:
-        import threading
-        from collections import Counter
-        from concurrent.futures import ThreadPoolExecutor
-        from urllib.parse import urlsplit
-
-        self._pool: ThreadPoolExecutor | None = None
-        self._futures: Iterator[Any] = iter(())
-        if not urls or settings is None:
-            return
-        self._settings = settings
-        hosts = [(urlsplit(url).hostname or "").lower() for url in urls]
-        self._left = Counter(hosts)
-        self._locks = {host: threading.Lock() for host in self._left}
-        self._pool = ThreadPoolExecutor(max_workers=min(settings.concurrency, len(urls)))
-        pool = self._pool
-        self._futures = iter(
-            [pool.submit(self._check, u, h) for u, h in zip(urls, hosts, strict=True)]
-        )
-
-    def _check(self, url: str, host: str) -> Any:
-        import time
-
-        from podarchive.errors import one_line
-
-        with self._locks[host]:
-            try:
-                return find_feed(url, self._settings)
-            except PodarchiveError as e:
-                return one_line(str(e))
-            finally:
-                self._left[host] -= 1
-                if self._left[host]:
-                    time.sleep(self._settings.host_gap)
-
-    def next(self) -> Any:
-        return next(self._futures).result()
-
-    def __enter__(self) -> _FeedChecks:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 @cli.command()

@@ -171,9 +171,7 @@ class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
                 else:
                     episode_id = self._rewrite_episode(episode, digest, now, previous)
                     changed += 1
-                self._add_links(episode_id, "feed", episode.links)
-                self._sync_files(episode_id, episode.row, now, new=previous is None)
-                self._sync_tags(feed_id, episode_id, episode.tags, now, new=previous is None)
+                self._written(feed_id, episode_id, episode, now, new=previous is None)
         return SaveStats(new=new, changed=changed, unchanged=unchanged)
 
     # site episodes ------------------------------------------------------------------------

@@ -156,9 +156,7 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
             else:
                 episode_id = self._rewrite_episode(episode, digest, now, previous)
                 changed += 1
-            self._add_links(episode_id, "feed", episode.links)
-            self._sync_files(episode_id, episode.row, now, new=previous is None)
-            self._sync_tags(feed_id, episode_id, episode.tags, now, new=previous is None)
+            self._written(feed_id, episode_id, episode, now, new=previous is None)
         if mark_absent:
             dates = [e.row.get("published") for e in episodes]
             dates.extend(stored[k]["published"] for k in skipped)
@@ -187,6 +185,15 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         episode_id = cursor.lastrowid
         assert episode_id is not None
         return episode_id
+
+    def _written(
+        self, feed_id: int, episode_id: int, episode: EpisodeWrite, now: str, *, new: bool
+    ) -> None:
+        """What follows an episode row the feed wrote: its feed links, the files it lists,
+        its extension elements."""
+        self._add_links(episode_id, "feed", episode.links)
+        self._sync_files(episode_id, episode.row, now, new=new)
+        self._sync_tags(feed_id, episode_id, episode.tags, now, new=new)
 
     def _renew_item_hash(self, previous: Row, item_hash: str | None) -> bool:
         """An unchanged episode's raw item may still differ (another context, a migration).
