@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from podarchive.history import TRACKED, ChurnIndex, absence, changed_fields
@@ -35,6 +36,7 @@ BOOKKEEPING_COLUMNS = (
 WIDE_TRACKED = tuple(c for c in STORED_TRACKED if c not in BOOKKEEPING_COLUMNS)
 CHURN_COLUMNS = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # fingerprints need these
 READ_CHUNK = 500  # ids per ``IN (…)``: under SQLite's 999 variables of old builds
+WINDOW = 256  # episodes of a save read, hashed and written together (a bounded part of a feed)
 INSERTED_COLUMNS = (
     "feed_id", "key", *EPISODE_COLUMNS, "page_status", "first_seen_at", "version_seen_at",
     "row_hash", "item_hash", "unlisted_at", "archive_url",
@@ -62,6 +64,24 @@ _HASH_JSON = json.JSONEncoder(check_circular=False)  # json.dumps's output, a li
 _link_values: Callable[[Link], tuple[Any, ...]] = operator.attrgetter(
     "position", "url", "normalized_url", "domain", "text"
 )
+
+
+def _windows(episodes: Iterable[EpisodeWrite]) -> Iterator[list[EpisodeWrite]]:
+    """``episodes`` in lists of at most :data:`WINDOW`, consumed as they are needed."""
+    items = iter(episodes)
+    while window := list(islice(items, WINDOW)):
+        yield window
+
+
+def _rewritten(
+    stored: Mapping[str, Row], episodes: Sequence[EpisodeWrite], digests: Sequence[str]
+) -> list[Row]:
+    """The stored rows of the episodes whose row hash changed."""
+    return [
+        previous
+        for e, digest in zip(episodes, digests, strict=True)
+        if (previous := stored.get(e.key)) is not None and previous["row_hash"] != digest
+    ]
 
 
 class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
@@ -106,63 +126,101 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
     def _upsert_episodes(
         self,
         feed_id: int,
-        episodes: Sequence[EpisodeWrite],
+        episodes: Iterable[EpisodeWrite],
         now: str,
         *,
         complete: bool,
         mark_absent: bool,
         also_listed: Collection[str] = (),
     ) -> SaveStats:
-        """The feed's episodes are read from their bookkeeping index; the wide tracked columns
+        """Write ``episodes`` (any iterable, consumed once, in order, in windows of
+        :data:`WINDOW`; only their keys and publish dates are kept once written).
+
+        The feed's episodes are read from their bookkeeping index; the wide tracked columns
         only of the episodes that are rewritten or may be one under a new guid (issue #7).
+        A new key is written at once unless a stored episode not listed so far may be the
+        same episode under a new guid (only the rest of the body can tell): from that one
+        on, the writes wait for the end of the body (#15).
         """
         stored = self._stored_episodes(feed_id, tracked=False)
-        listed = {e.key for e in episodes}
-        skipped = [k for k in dict.fromkeys(also_listed) if k not in listed and k in stored]
-        listed.update(skipped)
-        unlisted = {k: v for k, v in stored.items() if k not in listed}
-        digests = [row_hash(e.row, e.links) for e in episodes]
-        rewritten = {
-            e.key: stored[e.key]
-            for e, digest in zip(episodes, digests, strict=True)
-            if e.key in stored and stored[e.key]["row_hash"] != digest
-        }
-        self._read_columns(rewritten.values(), WIDE_TRACKED)
-        churn: ChurnIndex | None = None  # over the unlisted episodes, once a key is new
-        new = changed = 0
-        unchanged = len(skipped)
-        for episode, digest in zip(episodes, digests, strict=True):
-            previous = stored.get(episode.key)
-            if previous is None and unlisted:
-                if churn is None:
-                    self._read_columns(unlisted.values(), CHURN_COLUMNS)
-                    churn = ChurnIndex(unlisted)
-                if (churned := churn.find(episode.row)) is not None:
-                    churn.discard(churned)
-                    previous = unlisted.pop(churned)
-                    stored.pop(churned)
-                    self.db.execute(
-                        "UPDATE episodes SET key = ? WHERE id = ?", [episode.key, previous["id"]]
-                    )
-            if previous is None:
-                episode_id = self._insert_episode(feed_id, episode, digest, now)
-                new += 1
-            elif previous["row_hash"] == digest:
-                unchanged += 1
-                if self._renew_item_hash(previous, episode.item_hash):
-                    # the raw item changed, not its row: its extension elements may have
-                    self._sync_tags(feed_id, int(previous["id"]), episode.tags, now)
+        skipped = [k for k in dict.fromkeys(also_listed) if k in stored]
+        # stored episodes listed neither by also_listed nor so far: those the body does not
+        # list are among them (all of them, once the body is read)
+        unseen = {k: v for k, v in stored.items() if k not in set(skipped)}
+        seen: set[str] = set()
+        dates: list[str | None] = []
+        stats = [0, 0, 0]  # new, changed, unchanged
+        churn: ChurnIndex | None = None  # over ``unseen``, once a new key arrives
+        waiting: list[tuple[EpisodeWrite, str]] | None = None  # from a possible churn on
+        for window in _windows(episodes):
+            digests = [row_hash(e.row, e.links) for e in window]
+            for episode in window:
+                seen.add(episode.key)
+                dates.append(episode.row.get("published"))
+                if unseen.pop(episode.key, None) is not None and churn is not None:
+                    churn.discard(episode.key)
+            if waiting is not None:
+                waiting.extend(zip(window, digests, strict=True))
                 continue
-            else:
-                episode_id = self._rewrite_episode(episode, digest, now, previous)
-                changed += 1
-            self._written(feed_id, episode_id, episode, now, new=previous is None)
+            self._read_columns(_rewritten(stored, window, digests), WIDE_TRACKED)
+            for at, (episode, digest) in enumerate(zip(window, digests, strict=True)):
+                previous = stored.get(episode.key)
+                if previous is None and unseen:
+                    if churn is None:
+                        self._read_columns(unseen.values(), CHURN_COLUMNS)
+                        churn = ChurnIndex(unseen)
+                    if churn.find(episode.row) is not None:
+                        waiting = list(zip(window[at:], digests[at:], strict=True))
+                        break
+                self._save_episode(feed_id, episode, digest, previous, now, stats)
+        skipped = [k for k in skipped if k not in seen]
+        if waiting:  # ``unseen`` is now what the body does not list
+            self._read_columns(
+                _rewritten(stored, [e for e, _ in waiting], [d for _, d in waiting]),
+                WIDE_TRACKED,
+            )
+            for episode, digest in waiting:
+                previous = stored.get(episode.key)
+                if previous is None and unseen:
+                    assert churn is not None
+                    if (churned := churn.find(episode.row)) is not None:
+                        churn.discard(churned)
+                        previous = unseen.pop(churned)
+                        stored.pop(churned)
+                        self.db.execute(
+                            "UPDATE episodes SET key = ? WHERE id = ?",
+                            [episode.key, previous["id"]],
+                        )
+                self._save_episode(feed_id, episode, digest, previous, now, stats)
         if mark_absent:
-            dates = [e.row.get("published") for e in episodes]
             dates.extend(stored[k]["published"] for k in skipped)
-            self._mark_absent(unlisted, dates, now, complete)
-        self._clear_absence(stored, listed)
-        return SaveStats(new=new, changed=changed, unchanged=unchanged)
+            self._mark_absent(unseen, dates, now, complete)
+        self._clear_absence(stored, seen.union(skipped))
+        return SaveStats(new=stats[0], changed=stats[1], unchanged=stats[2] + len(skipped))
+
+    def _save_episode(
+        self,
+        feed_id: int,
+        episode: EpisodeWrite,
+        digest: str,
+        previous: Row | None,
+        now: str,
+        stats: list[int],
+    ) -> None:
+        """Insert a new episode, rewrite a changed one, leave an unchanged one alone."""
+        if previous is None:
+            episode_id = self._insert_episode(feed_id, episode, digest, now)
+            stats[0] += 1
+        elif previous["row_hash"] == digest:
+            stats[2] += 1
+            if self._renew_item_hash(previous, episode.item_hash):
+                # the raw item changed, not its row: its extension elements may have
+                self._sync_tags(feed_id, int(previous["id"]), episode.tags, now)
+            return
+        else:
+            episode_id = self._rewrite_episode(episode, digest, now, previous)
+            stats[1] += 1
+        self._written(feed_id, episode_id, episode, now, new=previous is None)
 
     def _insert_episode(
         self,

@@ -127,7 +127,7 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
         self,
         feed_id: int,
         meta: Row,
-        episodes: Sequence[EpisodeWrite],
+        episodes: Iterable[EpisodeWrite],
         *,
         status: int,
         etag: str | None,
@@ -146,6 +146,8 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
         Tracked changes become revisions, absent episodes are marked removed or no longer
         listed (unless ``mark_absent`` is false: a malformed body is no evidence of removal),
         and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
+        ``episodes`` may be any iterable (a generator too): it is consumed once, in order, a
+        window at a time, and only the keys and dates of the episodes written are kept.
         ``also_listed`` are keys of episodes the body lists but that were not parsed because
         their raw items are known unchanged (issue #7): they count as listed, not absent.
         ``channel_tags`` are the channel's extension elements (#13).
