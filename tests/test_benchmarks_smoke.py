@@ -34,3 +34,27 @@ def test_benchmark_smoke_run(script: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     assert proc.stdout.strip()
+
+
+@pytest.mark.slow
+def test_vs_peers_smoke_prints_the_table_and_check_can_fail() -> None:
+    """``vs_peers.py`` runs podarchive as a whole process tree; ``--check`` passes the 250 MB
+    ceiling here and fails a 1 MB one (a guard the benchmark relies on must be able to)."""
+
+    def vs_peers(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(BENCHMARKS / "vs_peers.py"), "--smoke", "--peers", "none", *flags],
+            cwd=BENCHMARKS,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    passing = vs_peers("--check")
+    assert passing.returncode == 0, passing.stderr[-3000:]
+    assert "first update, wall s" in passing.stdout
+    assert "PASS: peak RSS of the tree" in passing.stdout
+    failing = vs_peers("--check", "--ceiling-mb", "1")
+    assert failing.returncode == 1, failing.stderr[-3000:]
+    assert "FAIL: peak RSS of the tree" in failing.stdout
