@@ -23,7 +23,8 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -89,28 +90,42 @@ class CpuLane:
         return self.map(fn, [args], weight=weight)[0]
 
     def map(
-        self, fn: Callable[..., T], argsets: Sequence[tuple[Any, ...]], *, weight: int
+        self, fn: Callable[..., T], argsets: Iterable[tuple[Any, ...]], *, weight: int
     ) -> list[T]:
         """``[fn(*args) for args in argsets]`` in order; in parallel once the pool is up.
 
         ``weight`` is the bytes of markup the jobs read, in all. ``fn`` must be a module-level
-        function and its arguments and result picklable. Exceptions ``fn`` raises come back
-        as they are. A job whose worker died (killed, out of memory, crashed) is tried once
-        more in a fresh pool, then fails alone with a :class:`PodarchiveError`.
+        function and its arguments and result picklable. ``argsets`` is taken lazily: no more
+        than two jobs per worker are waiting at once, so arguments made on the fly (a big
+        feed's chunks) are made only as workers are ready for them. Exceptions ``fn`` raises
+        come back as they are. A job whose worker died (killed, out of memory, crashed) is
+        tried once more in a fresh pool, then fails alone with a :class:`PodarchiveError`.
         """
         if not self._parallel(weight):
             return [fn(*args) for args in argsets]
+        results: list[T] = []
+        waiting: deque[tuple[Future[T], tuple[Any, ...]]] = deque()
+        jobs = iter(argsets)
         try:
-            futures = [self._submit(fn, args) for args in argsets]
-        except OSError as e:  # no processes here (a sandbox, no /dev/shm): parse inline
-            log.warning("podarchive: worker processes unavailable (%s); parsing inline", e)
-            self.processes = 1
-            return [fn(*args) for args in argsets]
-        try:
-            return [self._result(f, fn, args) for f, args in zip(futures, argsets, strict=True)]
+            for args in jobs:
+                if len(waiting) >= 2 * self.processes:
+                    future, sent = waiting.popleft()
+                    results.append(self._result(future, fn, sent))
+                try:
+                    waiting.append((self._submit(fn, args), args))
+                except OSError as e:  # no processes here (a sandbox, no /dev/shm)
+                    if results or waiting:
+                        raise
+                    log.warning("podarchive: worker processes unavailable (%s); parsing inline", e)
+                    self.processes = 1
+                    return [fn(*args), *(fn(*rest) for rest in jobs)]
+            while waiting:
+                future, sent = waiting.popleft()
+                results.append(self._result(future, fn, sent))
         finally:
-            for future in futures:
+            for future, _ in waiting:
                 future.cancel()
+        return results
 
     def abort(self) -> None:
         """Make every current and later wait raise :class:`Abandoned`."""

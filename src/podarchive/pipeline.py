@@ -15,10 +15,12 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,17 +41,11 @@ from podarchive.fetch_for import blame_last, get_for
 from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
 from podarchive.parse import parse_feed
 from podarchive.podcast_ns import FeedSplit
-from podarchive.reading import (
-    FeedRead,
-    read_feed,
-    read_items,
-    with_item_hashes,
-)
+from podarchive.reading import EpisodeWrites, FeedRead, read_feed, read_items
 from podarchive.rows import channel_row, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import Archive, KnownItems
 from podarchive.types import (
-    EpisodeWrite,
     FeedState,
     FetchRecord,
     FetchResult,
@@ -82,7 +78,7 @@ class FeedOutcome:
     result: FetchResult | None = None
     content_hash: str | None = None
     meta: Row | None = None
-    episodes: tuple[EpisodeWrite, ...] = ()
+    episodes: EpisodeWrites = EpisodeWrites()
     warnings: tuple[str, ...] = ()
     error: PodarchiveError | None = None
     move_to: str | None = None  # a verified itunes:new-feed-url
@@ -246,7 +242,7 @@ def _item_context(result: FetchResult) -> str:
 
 def _read_body(
     cpu: CpuLane, result: FetchResult, split: FeedSplit | None, known: dict[str, str] | None
-) -> tuple[FeedRead, tuple[EpisodeWrite, ...], tuple[str, ...]]:
+) -> tuple[FeedRead, EpisodeWrites, tuple[str, ...]]:
     """The feed's read, its writes and the keys of known items not parsed again.
 
     With the item cache and a split body, only new items are parsed, in chunks that the
@@ -255,16 +251,19 @@ def _read_body(
     """
     headers, url = result.headers, result.final_url
 
-    def read_all(documents: Sequence[bytes]) -> list[FeedRead]:
-        argsets = [(d, headers, url) for d in documents]
-        return cpu.map(read_feed, argsets, weight=sum(map(len, documents)))
+    def read_all(
+        documents: Iterable[tuple[bytes, Sequence[str] | None]], weight: int
+    ) -> list[FeedRead]:
+        argsets = ((document, headers, url, hashes) for document, hashes in documents)
+        return cpu.map(read_feed, argsets, weight=weight)
 
     if split is not None and known is not None:
         items = read_items(split, known, read_all)
         if items is not None:
             return items.read, items.read.writes, items.listed
-    read = read_all([result.body])[0]
-    return read, with_item_hashes(read, split), ()
+    hashes = split.hashes if split is not None else None
+    read = read_all([(result.body, hashes)], len(result.body))[0]
+    return read, read.writes, ()
 
 
 def _check_new_feed_url(
@@ -509,9 +508,10 @@ def update_feeds(
     transcripts and chapters files: new ones, and archived ones whose re-check is due, or
     all archived ones with ``recheck_pages``).
 
-    Setting ``stop`` makes the run give up what is in flight and return soon; everything
-    stored so far is committed (one transaction per feed or page), the rest is left for the
-    next run to do.
+    At most :func:`in_flight_limit` fetches are started and not yet stored at any moment,
+    so a run's memory follows its largest feed, not its number of feeds (#15). Setting
+    ``stop`` makes the run give up what is in flight and return soon; everything stored so
+    far is committed (one transaction per feed or page), the rest is left for the next run.
     """
     settings = settings or Settings()
     report = RunReport()
@@ -527,9 +527,9 @@ def update_feeds(
         CpuLane(settings.processes) as cpu,
     ):
         workers = _Workers(fetcher, threads, cpu, known)
+        flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages)
         try:
-            pending = _submit_feeds(archive, schedules, workers, report, clock)
-            _drain(archive, pending, workers, report, settings, clock, stop, recheck_pages)
+            flow.run(schedules)
         finally:
             stopping = stop is not None and stop.is_set()
             if stopping:
@@ -544,78 +544,140 @@ def update_feeds(
     return report
 
 
-def _submit_feeds(
-    archive: Archive,
-    schedules: Iterable[FeedSchedule],
-    workers: _Workers,
-    report: RunReport,
-    clock: Clock,
-) -> set[Future[Any]]:
-    """Start one fetch per distinct feed: never two GETs of one feed in a run."""
-    pending: set[Future[Any]] = set()
-    fetching: dict[str, str] = {}
-    for schedule in schedules:
-        state = archive.ensure_feed(schedule.url, schedule.name, iso(clock()))
-        twin = fetching.setdefault(normalize_url(state.current_url), schedule.label)
+def in_flight_limit(settings: Settings) -> int:
+    """Fetches a run starts before the first of them is stored: one per request slot, so
+    every slot stays busy, and no more, so finished outcomes (a parsed feed is megabytes)
+    never pile up waiting for the one thread that writes the archive."""
+    return max(1, settings.concurrency)
+
+
+@dataclass(slots=True)
+class _Followers:
+    """A stored feed whose pages and files are still to be listed and fetched."""
+
+    schedule: FeedSchedule
+    feed_id: int
+    report: FeedReport
+
+
+class _Flow:
+    """A run's work, started in order and stored as it finishes, with back-pressure.
+
+    Feeds start first, in the order given (as before: a feed is never queued behind another
+    feed's pages); a stored feed's pages and files are listed only when their turn comes,
+    so the queue of work not started is one small entry per feed, never one per page.
+    """
+
+    def __init__(
+        self,
+        archive: Archive,
+        workers: _Workers,
+        report: RunReport,
+        settings: Settings,
+        clock: Clock,
+        stop: threading.Event | None,
+        recheck_pages: bool,
+    ) -> None:
+        self.archive, self.workers, self.report = archive, workers, report
+        self.settings, self.clock, self.stop = settings, clock, stop
+        self.recheck_pages = recheck_pages
+        self.limit = in_flight_limit(settings)
+        self.pending: set[Future[Any]] = set()
+        self.followers: deque[_Followers] = deque()
+        self.tasks: deque[Callable[[], Future[Any]]] = deque()  # one listed feed's fetches
+        self.reports: dict[int, FeedReport] = {}
+        self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
+        self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
+
+    def run(self, schedules: Iterable[FeedSchedule]) -> None:
+        feeds = iter(schedules)
+        more_feeds = True
+        while True:
+            while more_feeds and len(self.pending) < self.limit and not self._stopping():
+                more_feeds = self._start_feed(feeds)
+            while not more_feeds and len(self.pending) < self.limit and self._start_follower():
+                pass
+            if not self.pending:
+                return
+            done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            if self._stopping():
+                self.workers.abort()
+                for future in self.pending:
+                    future.cancel()
+                self.pending = set()
+                more_feeds = False
+                self.followers.clear()
+                self.tasks.clear()
+            for future in done:
+                self._store(future.result())
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def _start_feed(self, feeds: Iterator[FeedSchedule]) -> bool:
+        """Start the next feed's fetch (unless it is one already started); False: no more."""
+        schedule = next(feeds, None)
+        if schedule is None:
+            return False
+        state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
+        twin = self.fetching.setdefault(normalize_url(state.current_url), schedule.label)
         if twin != schedule.label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
-            report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
-            continue
-        pending.add(workers.fetch_feed(schedule, state))
-    return pending
+            self.report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
+        else:
+            self.pending.add(self.workers.fetch_feed(schedule, state))
+        return True
 
+    def _start_follower(self) -> bool:
+        """Start the next page or file fetch, listing the next feed's when one is needed."""
+        while not self.tasks and self.followers:
+            self._list_followers(self.followers.popleft())
+        if not self.tasks:
+            return False
+        self.pending.add(self.tasks.popleft()())
+        return True
 
-def _drain(
-    archive: Archive,
-    pending: set[Future[Any]],
-    workers: _Workers,
-    report: RunReport,
-    settings: Settings,
-    clock: Clock,
-    stop: threading.Event | None = None,
-    recheck_pages: bool = False,
-) -> None:
-    """Store outcomes as they arrive, starting each feed's page and file fetches once it is
-    stored."""
-    reports: dict[int, FeedReport] = {}
-    settled: dict[int, str] = {}  # fetch settings to remember once the feed's followers are in
-    while pending:
-        done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-        if stop is not None and stop.is_set():
-            workers.abort()
-            for future in pending:
-                future.cancel()
-            pending = set()
-        for future in done:
-            outcome = future.result()
-            if isinstance(outcome.error, Abandoned):
-                continue  # not the feed's fault: nothing is recorded, the next run redoes it
-            if isinstance(outcome, FeedOutcome):
-                feed_id = outcome.state.id
-                feed_report = store_feed(archive, outcome, clock(), settings)
-                report.feeds.append(feed_report)
-                reports[feed_id] = feed_report
-                if feed_report.ok and not (stop and stop.is_set()):
-                    followers, fingerprint = _start_followers(
-                        archive, outcome, workers, feed_report, clock, recheck_pages, settings
-                    )
-                    pending.update(followers)
-                    if fingerprint is not None:
-                        settled[feed_id] = fingerprint
-            elif isinstance(outcome, FileOutcome):
-                feed_id = outcome.task.feed_id
-                status = store_file(archive, outcome, iso(clock()))
-                feed_report = reports[feed_id]
-                _count_file(feed_report, status, outcome)
-            else:
-                feed_id = outcome.task.feed_id
-                status = store_page(archive, outcome, iso(clock()))
-                feed_report = reports[feed_id]
-                _count_page(feed_report, status, outcome)
-            if feed_report.pages_pending == 0:
-                _log_feed(feed_report)
-                if (fingerprint := settled.pop(feed_id, None)) is not None:
-                    archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
+    def _list_followers(self, entry: _Followers) -> None:
+        starts, fingerprint = _followers(
+            self.archive, entry, self.workers, self.clock, self.recheck_pages, self.settings
+        )
+        self.tasks.extend(starts)
+        if fingerprint is not None:
+            self.settled[entry.feed_id] = fingerprint
+        if entry.report.pages_pending == 0:
+            _log_feed(entry.report)
+
+    def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        if isinstance(outcome.error, Abandoned):
+            return  # not the feed's fault: nothing is recorded, the next run redoes it
+        now = self.clock()
+        if isinstance(outcome, FeedOutcome):
+            feed_id = outcome.state.id
+            feed_report = store_feed(self.archive, outcome, now, self.settings)
+            self.report.feeds.append(feed_report)
+            self.reports[feed_id] = feed_report
+            if feed_report.ok and not self._stopping():
+                entry = _Followers(outcome.schedule, feed_id, feed_report)
+                if _has_followers(outcome.schedule):
+                    feed_report.pages_pending = -1  # listed when their turn comes
+                    self.followers.append(entry)
+                else:
+                    self._list_followers(entry)  # nothing to fetch: settle it now
+                return
+        elif isinstance(outcome, FileOutcome):
+            feed_id = outcome.task.feed_id
+            status = store_file(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_file(feed_report, status, outcome)
+        else:
+            feed_id = outcome.task.feed_id
+            status = store_page(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_page(feed_report, status, outcome)
+        if feed_report.pages_pending == 0:
+            _log_feed(feed_report)
+            if (fingerprint := self.settled.pop(feed_id, None)) is not None:
+                self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
 
 
 def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
@@ -646,33 +708,36 @@ def _changed_settings(before: str, now: str) -> list[str]:
     return sorted(k for k in new if not isinstance(old, dict) or old.get(k) != new[k])
 
 
-def _start_followers(
+def _has_followers(schedule: FeedSchedule) -> bool:
+    return schedule.pages or schedule.transcripts or schedule.chapters
+
+
+def _followers(
     archive: Archive,
-    outcome: FeedOutcome,
+    entry: _Followers,
     workers: _Workers,
-    report: FeedReport,
     clock: Clock,
     recheck_pages: bool,
     settings: Settings,
-) -> tuple[list[Future[Any]], str | None]:
-    """Start the fetches a stored feed calls for: its due pages and files (by its schedule).
+) -> tuple[list[Callable[[], Future[Any]]], str | None]:
+    """The fetches a stored feed calls for (its due pages and files, by its schedule), each
+    ready to start, and the fetch settings to remember once they are stored (None: nothing).
 
     When the schedule's fetch settings changed since the feed's pages and files were last
     fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
-    those that failed are due now, not after their back-off. Returns the futures, and the
-    settings to remember once they are stored (None: nothing to remember).
+    those that failed are due now, not after their back-off.
     """
-    schedule, feed_id, now = outcome.schedule, outcome.state.id, clock()
+    schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
     fingerprint = fetch_settings(schedule, settings)
     before = archive.fetch_settings(feed_id)
     retry = before is not None and before != fingerprint  # unknown before: nothing to redo
     if retry:
         changed = ", ".join(_changed_settings(before or "", fingerprint))
         log.info("%s: %s changed: retrying what failed now", report.label, changed)
-    futures: list[Future[Any]] = []
+    starts: list[Callable[[], Future[Any]]] = []
     if schedule.pages:
         pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
-        futures.extend(workers.fetch_page(t, schedule) for t in pages)
+        starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
     kinds: list[FileKind] = []
     if schedule.transcripts:
         kinds.append("transcript")
@@ -681,13 +746,13 @@ def _start_followers(
     files = archive.files_to_fetch(
         feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
     )
-    futures.extend(workers.fetch_file(t, schedule) for t in files)
-    report.pages_pending = len(futures)
+    starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
+    report.pages_pending = len(starts)
     remember = None if before == fingerprint else fingerprint
-    if remember is not None and not futures:
+    if remember is not None and not starts:
         archive.set_fetch_settings(feed_id, remember)
         remember = None
-    return futures, remember
+    return starts, remember
 
 
 def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:

@@ -13,8 +13,11 @@ move: anything whose meaning depends on the other items).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import pickle
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from podarchive.chapters import parse_chapters_json
 from podarchive.extract import extract_page
@@ -31,6 +34,65 @@ from podarchive.types import Channel, EpisodeWrite, PageNotes, ParsedChapters, P
 CHUNK_BYTES = 512 * 1024
 
 
+class EpisodeWrites(Collection[EpisodeWrite]):
+    """A parsed feed's episode writes, in order; what a worker process sends the writer.
+
+    Parsed episodes take about five times their feed's bytes as Python objects (notes HTML
+    and text, a few dozen links each). Pickled to leave a worker process, they travel and
+    wait for the archive writer as one zlib-compressed pickle a chunk, about a tenth of
+    that, and are unpacked a chunk at a time as the writer iterates: so what a run holds
+    follows the feeds in flight, not their parsed size (#15). Made in the calling process,
+    they stay plain objects and cost nothing.
+    """
+
+    __slots__ = ("_count", "_items", "_packs")
+
+    def __init__(
+        self, items: Iterable[EpisodeWrite] = (), *, packs: Sequence[bytes] = (), count: int = 0
+    ) -> None:
+        self._items = tuple(items)
+        self._packs = tuple(packs)
+        self._count = len(self._items) + count
+
+    @classmethod
+    def join(cls, parts: Iterable[EpisodeWrites]) -> EpisodeWrites:
+        """The writes of ``parts``, in order, left packed where they are packed."""
+        joined = cls()
+        for part in parts:
+            if part._items:  # plain parts are packed, to keep one order
+                part = cls(packs=(_pack(part._items),), count=len(part._items))
+            joined = cls(packs=(*joined._packs, *part._packs), count=joined._count + part._count)
+        return joined
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[EpisodeWrite]:
+        for pack in self._packs:
+            yield from _unpack(pack)
+        yield from self._items
+
+    def __contains__(self, write: object) -> bool:
+        return any(w == write for w in self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        packs = (*self._packs, _pack(self._items)) if self._items else self._packs
+        return (_packed_writes, (packs, self._count))
+
+
+def _pack(items: Sequence[EpisodeWrite]) -> bytes:
+    return zlib.compress(pickle.dumps(tuple(items), protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(pack: bytes) -> tuple[EpisodeWrite, ...]:
+    items: tuple[EpisodeWrite, ...] = pickle.loads(zlib.decompress(pack))
+    return items
+
+
+def _packed_writes(packs: tuple[bytes, ...], count: int) -> EpisodeWrites:
+    return EpisodeWrites(packs=packs, count=count)
+
+
 @dataclass(frozen=True, slots=True)
 class FeedRead:
     """One parsed document, as the archive needs it."""
@@ -39,7 +101,7 @@ class FeedRead:
     warnings: tuple[str, ...]
     keys: tuple[str, ...]  # episode key of every item, in document order (duplicates too)
     guids: frozenset[str]
-    writes: tuple[EpisodeWrite, ...]  # one per distinct key, first kept
+    writes: EpisodeWrites  # one per distinct key, first kept
     duplicates: tuple[str, ...]  # warnings about items that repeat a key
     recovered: bool = False  # the parser recovered from an error: no evidence of removals
 
@@ -56,19 +118,42 @@ class ItemsRead:
     listed: tuple[str, ...]  # keys of the known items, not parsed again
 
 
-def read_feed(document: bytes, headers: Mapping[str, str] | None, url: str) -> FeedRead:
-    """Parse ``document`` and derive its rows (raises ParseError like parse_feed)."""
+def read_feed(
+    document: bytes,
+    headers: Mapping[str, str] | None,
+    url: str,
+    hashes: Sequence[str] | None = None,
+) -> FeedRead:
+    """Parse ``document`` and derive its rows (raises ParseError like parse_feed).
+
+    ``hashes``: the raw hash of each item of ``document``, in order (from its
+    :class:`~podarchive.podcast_ns.FeedSplit`), to carry in the writes.
+    """
     parsed = parse_feed(document, headers, url=url)
     writes, duplicates = episode_writes(parsed, url)
+    keys = tuple(episode_key(e) for e in parsed.episodes)
     return FeedRead(
         channel=parsed.channel,
         warnings=parsed.warnings,
-        keys=tuple(episode_key(e) for e in parsed.episodes),
+        keys=keys,
         guids=frozenset(e.guid for e in parsed.episodes if e.guid),
-        writes=tuple(writes),
+        writes=EpisodeWrites(_hashed(writes, keys, hashes)),
         duplicates=tuple(duplicates),
         recovered=parsed.recovered,
     )
+
+
+def _hashed(
+    writes: Sequence[EpisodeWrite], keys: Sequence[str], hashes: Sequence[str] | None
+) -> Sequence[EpisodeWrite]:
+    """Each write with the hash of its item (the first of items sharing its key); unchanged
+    when the hashes do not match the items one for one."""
+    if hashes is None or len(keys) != len(hashes):
+        return writes
+    by_key: dict[str, str] = {}
+    for key, digest in zip(keys, hashes, strict=True):
+        by_key.setdefault(key, digest)
+    return [dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in writes]
 
 
 def read_page(body: bytes, url: str, content_type: str | None) -> PageNotes:
@@ -93,19 +178,22 @@ def read_chapters(body: bytes, url: str) -> ParsedChapters:
     return parse_chapters_json(body, url)
 
 
-Reader = Callable[[Sequence[bytes]], list[FeedRead]]
+#: Reads documents, each given with its items' hashes, by :func:`read_feed` (in parallel or
+#: not); takes an iterable so documents can be cut only as workers are ready for them.
+Reader = Callable[[Iterable[tuple[bytes, Sequence[str]]], int], list[FeedRead]]
 
 
 def read_items(split: FeedSplit, known: Mapping[str, str], read_all: Reader) -> ItemsRead | None:
     """Read the items of ``split`` whose hash is not in ``known`` (hash → key).
 
     The new items are cut into documents of about :data:`CHUNK_BYTES` (the skeleton with a
-    run of items each), which ``read_all`` reads with :func:`read_feed`, in parallel or
-    not. None when a parse of the whole body must decide.
+    run of items each), which ``read_all`` reads with :func:`read_feed` (given the bytes of
+    items they hold, in all). None when a parse of the whole body must decide.
     """
     fresh = [i for i, digest in enumerate(split.hashes) if digest not in known]
     groups = _chunks(split, fresh)
-    reads = read_all([split.document(group) for group in groups])
+    documents = ((split.document(group), [split.hashes[i] for i in group]) for group in groups)
+    reads = read_all(documents, sum(b - a for a, b in (split.spans[i] for i in fresh)))
     if any(_disagrees(read, group) for read, group in zip(reads, groups, strict=True)):
         return None
     fresh_set = set(fresh)
@@ -113,28 +201,19 @@ def read_items(split: FeedSplit, known: Mapping[str, str], read_all: Reader) -> 
     keys = [key for read in reads for key in read.keys]
     if len({*keys, *listed}) != len(keys) + len(listed):
         return None  # keys shared between items: only the whole document orders them
-    writes = [
-        dataclasses.replace(write, item_hash=split.hashes[i])
-        for write, i in zip((w for r in reads for w in r.writes), fresh, strict=True)
-    ]
-    first = reads[0]
     merged = dataclasses.replace(
-        first,
+        reads[0],
         keys=tuple(keys),
         guids=frozenset().union(*(r.guids for r in reads)),
-        writes=tuple(writes),
+        writes=EpisodeWrites.join(r.writes for r in reads),
     )
     return ItemsRead(merged, listed)
 
 
 def with_item_hashes(read: FeedRead, split: FeedSplit | None) -> tuple[EpisodeWrite, ...]:
     """The writes of a whole-body read, each with the hash of its item (first of duplicates)."""
-    if split is None or len(read.keys) != len(split.hashes):
-        return read.writes
-    by_key: dict[str, str] = {}
-    for key, digest in zip(read.keys, split.hashes, strict=True):
-        by_key.setdefault(key, digest)
-    return tuple(dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in read.writes)
+    hashes = split.hashes if split is not None else None
+    return tuple(_hashed(tuple(read.writes), read.keys, hashes))
 
 
 def _disagrees(read: FeedRead, group: Sequence[int]) -> bool:
