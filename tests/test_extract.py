@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podarchive.errors import ExtractError
-from podarchive.extract import extract_links, extract_page, html_to_text
+from podarchive.extract import extract_links, extract_page, html_to_text, notes_text_and_links
 from podarchive.types import Link, PageNotes
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -166,6 +166,107 @@ def test_html_to_text_on_tag_soup(parts: list[str]) -> None:
     result = html_to_text("".join(parts))
     assert "\n\n\n" not in result
     assert result == result.strip()
+
+
+# --- feed notes: one parse, one walk, remembered per fragment (#15) -------------------------
+
+_NOTE_PARTS = st.sampled_from(
+    [
+        "<p>",
+        "</p>",
+        "<br>",
+        "<div>",
+        "</div>",
+        "x y",
+        " ",
+        "\n",
+        "<b>",
+        "</b>",
+        "&amp;",
+        '<a href="/rel">',
+        '<a href="https://Ex.com:443/p?utm_source=z&k=1#f">',
+        "</a>",
+        '<a href="#top">',
+        '<a href="mailto:a@b.c">',
+        "<a>",
+        '<a href=" http://x.org/ ">',
+        '<base href="/sub/">',
+        '<base href="https://other.org/b/">',
+        "<pre>a\n b",
+        "</pre>",
+        "<script>s<a href='/s'>",
+        "</script>",
+        "<noscript><a href='/n'>n</a>",
+        "</noscript>",
+        "<!-- c -->",
+        "<table><tr><td>c",
+        "</td><td>d",
+        '<a href="/x"><b>in</b> b</a>',
+        "<svg:x a:b='1'>",
+        "<?xml version='1.0'?>",
+        "<template><a href='/t'>t</a></template>",
+        "&lt;a href=/q&gt;",
+        "<a href='http://[::1'>v6</a>",
+        "<img src=/i.png>",
+        "é",
+    ]
+)
+_BASES = st.sampled_from([None, "https://example.com/a/b", "http://e.org", "http://[::1"])
+
+
+def _notes_by_two_walks(html: str, base_url: str | None) -> tuple[str, tuple[Link, ...]]:
+    """What notes_text_and_links gave before #15: the tree walked for text, then for links."""
+    from podarchive.extract.links import base_of, links_in
+    from podarchive.extract.soup import parse
+    from podarchive.extract.text import text_of
+
+    if "<" not in html:
+        return html_to_text(html), ()
+    soup = parse(html)
+    if soup is None:
+        return "", ()
+    return text_of(soup), links_in(soup, base_of(soup, base_url))
+
+
+@settings(max_examples=300)
+@given(st.lists(_NOTE_PARTS, max_size=30), _BASES, _BASES)
+def test_notes_text_and_links_equal_two_walks(
+    parts: list[str], base: str | None, other: str | None
+) -> None:
+    html = "".join(parts)
+    assert notes_text_and_links(html, base) == _notes_by_two_walks(html, base)
+    # the fragment again (remembered), under another base URL: only the URLs differ
+    assert notes_text_and_links(html, other) == _notes_by_two_walks(html, other)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.lists(_NOTE_PARTS, max_size=30).map("".join), st.text(max_size=200)))
+def test_lean_tree_equals_bs4_tree(html: str) -> None:
+    from podarchive.extract.soup import parse
+
+    lean, plain = parse(html, lean=True), parse(html)
+    assert (lean is None) == (plain is None)
+    if lean is not None and plain is not None:
+        assert lean.decode() == plain.decode()
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="<"), max_size=200))
+def test_notes_without_markup_are_plain_text(text: str) -> None:
+    """No tag: the text's entities decoded and its line breaks kept, no links, no tree."""
+    assert notes_text_and_links(text, "https://example.com/") == (html_to_text(text), ())
+
+
+def test_identical_notes_are_derived_once() -> None:
+    from podarchive.extract.text import _derived
+
+    html = '<p>Support us: <a href="/donate">donate</a> <a href="https://x.org/">x</a></p>'
+    text, links = notes_text_and_links(html, "https://a.example/ep/1")
+    hits = _derived.cache_info().hits
+    again, other = notes_text_and_links(html, "https://b.example/ep/2")
+    assert _derived.cache_info().hits == hits + 1
+    assert again == text == "Support us: donate x"
+    assert [link.url for link in links] == ["https://a.example/donate", "https://x.org/"]
+    assert [link.url for link in other] == ["https://b.example/donate", "https://x.org/"]
 
 
 # --- extract_page: decoding and refusals ---------------------------------------------------

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podarchive.urls import (
     CACHE_BUSTER_PARAMS,
     TRACKING_PARAMS,
     domain_of,
+    http_link,
+    http_link_parts,
     is_http_url,
+    join_url,
     normalize_url,
     strip_cache_busters,
     strip_tracking_prefixes,
@@ -183,3 +186,27 @@ def test_strip_tracking_prefixes_is_idempotent(url: str) -> None:
 def test_domain_of_matches_normalized_url(url: str) -> None:
     if is_http_url(url):
         assert domain_of(normalize_url(url)) == domain_of(url)
+
+
+def _http_link_by_parts(base: str | None, href: str) -> tuple[str, str, str] | None:
+    """What a feed note's link was before #15: join_url, then http_link_parts of the result."""
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    try:
+        absolute = join_url(base, href) if base else href
+    except ValueError:
+        return None
+    parts = http_link_parts(absolute)
+    return None if parts is None else (absolute, *parts)
+
+
+@settings(max_examples=500)
+@given(
+    st.one_of(st.none(), url_like, st.sampled_from(["https://e.com/a/b", "http://e.com/"])),
+    st.one_of(url_like, st.sampled_from(["/x", "x/y", "//h.org/p", "?q=1", " HTTP://A.b/c "])),
+)
+def test_http_link_equals_join_then_parts(base: str | None, href: str) -> None:
+    expected = _http_link_by_parts(base, href)
+    assert http_link(base, href) == expected
+    assert http_link(base, href) == expected  # remembered: the same answer

@@ -6,6 +6,7 @@ parsed comes back stripped but otherwise unchanged.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from urllib.parse import SplitResult, unquote_plus, urljoin, urlsplit, urlunsplit
@@ -141,9 +142,75 @@ def join_url(base: str, href: str) -> str:
     if base and href:
         base_scheme = urlsplit(base).scheme
         parts = urlsplit(href)
-        if parts.scheme in DEFAULT_PORTS and parts.netloc and ";" not in parts.path:
+        if _is_plain_absolute(parts):
             return urlunsplit(parts) if parts.scheme == base_scheme else href
     return urljoin(base, href)
+
+
+def http_link(base: str | None, href: str) -> tuple[str, str, str] | None:
+    """``(absolute, normalize_url(absolute), domain_of(absolute))`` of a link's ``href``.
+
+    ``absolute`` is ``href`` (stripped) joined to ``base`` (:func:`join_url`; ``href`` as it is
+    without a base); None for an empty or in-page (``#…``) href, a join that raises, and
+    anything that is not :func:`is_http_url` then. An absolute http(s) href, the usual case,
+    depends on the base only through its scheme: its answer is remembered (templated links
+    recur across a feed's episodes).
+    """
+    href = href.strip()
+    if not href or href[0] == "#":
+        return None
+    base_scheme: str | None = None
+    if base:
+        try:
+            base_scheme = urlsplit(base).scheme
+        except ValueError:
+            return None
+    known = _absolute_http_link(href, base_scheme)
+    if known is not _RELATIVE or base is None:
+        return known
+    try:
+        absolute = urljoin(base, href)  # base is set: without one every href is "absolute"
+    except ValueError:
+        return None
+    return _http_parts(absolute, None)
+
+
+_RELATIVE = ("", "", "")  # never an answer: an absolute URL is never empty
+
+
+@functools.lru_cache(maxsize=4096)
+def _absolute_http_link(href: str, base_scheme: str | None) -> tuple[str, str, str] | None:
+    """:func:`http_link` of a stripped href, or ``_RELATIVE`` when it needs the base itself."""
+    try:
+        parts = urlsplit(href)
+    except ValueError:
+        return None  # join_url (with a base) and is_http_url (without) refuse it too
+    if base_scheme is None:
+        return _http_parts(href, parts)
+    if not _is_plain_absolute(parts):
+        return _RELATIVE
+    if parts.scheme != base_scheme:
+        return _http_parts(href, parts)
+    absolute = urlunsplit(parts)
+    return _http_parts(absolute, parts if absolute == href else None)
+
+
+def _http_parts(absolute: str, parts: SplitResult | None) -> tuple[str, str, str] | None:
+    """``(absolute, *http_link_parts(absolute))``; ``parts``: ``urlsplit(absolute.strip())``."""
+    if parts is None:
+        try:
+            parts = urlsplit(absolute.strip())
+        except ValueError:
+            return None
+    host = _host_of(parts.netloc)
+    if parts.scheme not in DEFAULT_PORTS or not host:
+        return None
+    return absolute, _normalized(parts, host), _without_www(host)
+
+
+def _is_plain_absolute(parts: SplitResult) -> bool:
+    """An http(s) URL with a host and no ``;params``: joining leaves it as it is."""
+    return parts.scheme in DEFAULT_PORTS and bool(parts.netloc) and ";" not in parts.path
 
 
 def domain_of(url: str) -> str:
@@ -203,6 +270,8 @@ def _normalized(parts: SplitResult, host: str) -> str:
 
 def _filter_query(query: str, should_drop: Callable[[str], bool]) -> str:
     """The query without the parameters whose decoded, lower-cased name ``should_drop``."""
+    if not query:
+        return ""
     kept = [
         pair
         for pair in query.split("&")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from bs4 import BeautifulSoup
-from bs4.element import Tag
+from bs4.element import NavigableString, Tag
 from bs4.filter import SoupStrainer
 
 from podarchive.extract.soup import attr, collapse, parse, tags
 from podarchive.types import Link
-from podarchive.urls import http_link_parts, is_http_url, join_url
+from podarchive.urls import http_link, is_http_url, join_url
 
 _BASE_TAG_RE = re.compile(r"<base", re.I)
 
@@ -30,30 +31,60 @@ def extract_links(html: str, base_url: str | None) -> tuple[Link, ...]:
 
 def links_in(root: Tag, base_url: str | None) -> tuple[Link, ...]:
     """The :class:`Link` of every http(s) ``<a href>`` under ``root``, positions from 0."""
+    return links_of(anchors_of(tags(root, "a")), base_url)
+
+
+#: What a link is made of before any base URL: the ``href`` as written and the anchor's text.
+Anchor = tuple[str, str]
+
+
+def anchors_of(anchors: Iterable[Tag]) -> tuple[Anchor, ...]:
+    """The href and the whitespace-collapsed text of each anchor, in order."""
+    return tuple((attr(anchor, "href"), _anchor_text(anchor)) for anchor in anchors)
+
+
+def links_of(anchors: Iterable[Anchor], base_url: str | None) -> tuple[Link, ...]:
+    """The :class:`Link` of every anchor whose href resolves to http(s), positions from 0."""
     links: list[Link] = []
-    for anchor in tags(root, "a"):
-        absolute = _resolved_href(attr(anchor, "href"), base_url)
-        if absolute is None or (parts := http_link_parts(absolute)) is None:
-            continue
-        normalized, domain = parts
-        text = collapse(anchor.get_text())
-        links.append(Link(len(links), absolute, normalized, domain, text))
+    for href, text in anchors:
+        if (parts := http_link(base_url, href)) is not None:
+            links.append(Link(len(links), *parts, text))
     return tuple(links)
+
+
+def _anchor_text(anchor: Tag) -> str:
+    """``collapse(anchor.get_text())``, without the walk for an anchor of one plain string."""
+    contents = anchor.contents
+    if len(contents) == 1 and type(contents[0]) is NavigableString:  # the usual anchor
+        return collapse(contents[0])
+    return collapse(anchor.get_text())
+
+
+def has_base_tag(text: str) -> bool:
+    """Whether markup may hold a ``<base>`` (else its base URL is the one it came with)."""
+    return "<?xml" in text or _BASE_TAG_RE.search(text) is not None  # parse() cuts "<?xml …>"
 
 
 def page_base(soup: BeautifulSoup, text: str, url: str) -> str | None:
     """:func:`base_of` a page, without walking the tree when its markup has no ``<base``."""
-    if "<?xml" not in text and _BASE_TAG_RE.search(text) is None:  # parse() cuts "<?xml …>"
-        return url
-    return base_of(soup, url)
+    return base_of(soup, url) if has_base_tag(text) else url
 
 
 def base_of(soup: BeautifulSoup, base_url: str | None) -> str | None:
     """The document's ``<base href>`` resolved against ``base_url``, else ``base_url``."""
+    href = base_href_of(soup)
+    return base_url if href is None else resolved_base(href, base_url)
+
+
+def base_href_of(soup: BeautifulSoup) -> str | None:
+    """The first ``<base href>``'s value, stripped; None if there is none or it is empty."""
     base = next((tag for tag in tags(soup, "base") if tag.has_attr("href")), None)
     href = attr(base, "href").strip() if base is not None else ""
-    if not href:
-        return base_url
+    return href or None
+
+
+def resolved_base(href: str, base_url: str | None) -> str | None:
+    """A ``<base href>`` (non-empty, stripped) resolved against ``base_url``."""
     return _join(base_url, href) or base_url
 
 

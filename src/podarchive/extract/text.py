@@ -5,14 +5,22 @@ Blocks become lines and paragraphs are set off by one blank line; the walk is it
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
 from collections.abc import Iterator
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from podarchive.extract.decode import valid
-from podarchive.extract.links import base_of, links_in
-from podarchive.extract.soup import collapse, parse
+from podarchive.extract.links import (
+    Anchor,
+    anchors_of,
+    base_href_of,
+    has_base_tag,
+    links_of,
+    resolved_base,
+)
+from podarchive.extract.soup import collapse, parse, tags
 from podarchive.types import Link
 
 #: Elements whose text is never notes text.
@@ -52,15 +60,39 @@ def html_to_text(html: str) -> str:
 def notes_text_and_links(html: str, base_url: str | None) -> tuple[str, tuple[Link, ...]]:
     """:func:`html_to_text` and :func:`.extract_links` of one fragment, parsed once.
 
-    Feed show notes need both; parsing the HTML twice was most of an ingest's CPU.
+    Feed show notes need both; parsing the HTML twice was most of an ingest's CPU. One walk
+    of the tree gives the text and the anchors; the anchors' hrefs and texts are remembered
+    per fragment (:func:`_derived`, a bounded cache: feeds repeat notes across episodes), so
+    only the URL work is done again for another base URL.
     """
     if "<" not in html:
         return _normalize_plain_text(valid(html_lib.unescape(html))), ()
-    soup = parse(html)
-    if soup is None:
+    derived = _derived(html)
+    if derived is None:
         return "", ()
-    links = links_in(soup, base_of(soup, base_url))
-    return text_of(soup), links
+    text, anchors, base_href = derived
+    base = base_url if base_href is None else resolved_base(base_href, base_url)
+    return text, links_of(anchors, base)
+
+
+#: Fragments whose derivation :func:`_derived` keeps (notes of a few feeds' worth of items).
+DERIVED_CACHE_SIZE = 512
+
+
+@functools.lru_cache(maxsize=DERIVED_CACHE_SIZE)
+def _derived(html: str) -> tuple[str, tuple[Anchor, ...], str | None] | None:
+    """The text, the anchors and the ``<base href>`` of a fragment; None if nothing parses.
+
+    Everything here depends on the markup alone (never on a base URL), so it is shared by
+    every episode whose notes are the same. The values are immutable.
+    """
+    soup = parse(html, lean=True)
+    if soup is None:
+        return None
+    found: list[Tag] = []
+    text = _assemble(_text_pieces(soup, found))
+    base_href = base_href_of(soup) if has_base_tag(html) else None
+    return text, anchors_of(found), base_href
 
 
 def text_of(root: Tag) -> str:
@@ -68,10 +100,13 @@ def text_of(root: Tag) -> str:
     return _assemble(_text_pieces(root))
 
 
-def _text_pieces(root: Tag) -> list[str | int]:
+def _text_pieces(root: Tag, anchors: list[Tag] | None = None) -> list[str | int]:
     """Text (str) and break markers (int: ``_CELL``, ``_LINE``, ``_PARAGRAPH``) in order.
 
     A block's marker goes out on entry and is pushed to come out again after its children.
+    With ``anchors``, every ``<a>`` under ``root`` is appended to it in document order (those
+    inside the invisible and ``<pre>`` elements the text leaves out, too): the tags
+    :func:`.links_in` would walk the tree again for.
     """
     pieces: list[str | int] = []
     stack: list[PageElement | int] = [root]
@@ -82,13 +117,19 @@ def _text_pieces(root: Tag) -> list[str | int]:
         elif isinstance(node, Tag):
             name = node.name
             if name in INVISIBLE_TAGS and node is not root:
+                if anchors is not None:
+                    anchors += tags(node, "a")
                 continue
+            if name == "a" and anchors is not None and node is not root:
+                anchors.append(node)
             marker = _BREAKS.get(name)
             if marker is not None:
                 pieces.append(marker)
                 stack.append(marker)
             if name == "pre":
                 pieces += _pre_lines(node)
+                if anchors is not None:
+                    anchors += tags(node, "a")
             else:
                 stack += reversed(node.contents)
         elif isinstance(node, int | NavigableString) and not isinstance(node, PreformattedString):
