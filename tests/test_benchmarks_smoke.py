@@ -58,3 +58,21 @@ def test_vs_peers_smoke_prints_the_table_and_check_can_fail() -> None:
     failing = vs_peers("--check", "--ceiling-mb", "1")
     assert failing.returncode == 1, failing.stderr[-3000:]
     assert "FAIL: peak RSS of the tree" in failing.stdout
+
+
+@pytest.mark.slow
+def test_profile_ingest_smoke_prints_the_split_by_stage() -> None:
+    """``profile_ingest.py`` (#15) ingests under cProfile and splits the CPU by stage."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "profile_ingest.py"), "--smoke", "--top", "5"],
+        cwd=BENCHMARKS,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = proc.stdout
+    for stage in ("feedparser", "bs4 tree build", "own walk (extract)", "URL work", "FTS (est.)"):
+        assert stage in table
+    assert "episodes stored: 60" in table
