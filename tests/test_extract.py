@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from podarchive.errors import ExtractError
@@ -234,6 +234,7 @@ def test_notes_text_and_links_equal_two_walks(
     parts: list[str], base: str | None, other: str | None
 ) -> None:
     html = "".join(parts)
+    assume(html.count("<?xml") < 2)  # parse() cuts one declaration; bs4 warns of a second
     assert notes_text_and_links(html, base) == _notes_by_two_walks(html, base)
     # the fragment again (remembered), under another base URL: only the URLs differ
     assert notes_text_and_links(html, other) == _notes_by_two_walks(html, other)
@@ -244,6 +245,7 @@ def test_notes_text_and_links_equal_two_walks(
 def test_lean_tree_equals_bs4_tree(html: str) -> None:
     from podarchive.extract.soup import parse
 
+    assume(html.count("<?xml") < 2)  # parse() cuts one declaration; bs4 warns of a second
     lean, plain = parse(html, lean=True), parse(html)
     assert (lean is None) == (plain is None)
     if lean is not None and plain is not None:

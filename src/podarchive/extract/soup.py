@@ -70,20 +70,14 @@ class _LeanBuilder(LXMLTreeBuilder):
         nsmap: Mapping[str, str] = _NO_NAMESPACES,
     ) -> None:
         soup = self.soup
-        if (
-            nsmap
-            or soup is None
-            or len(self.nsmaps) > 1
-            or not isinstance(tag, str)
-            or tag[:1] == "{"
-            or not all(
-                type(k) is str and k[:1] != "{" and type(v) is str for k, v in attrib.items()
-            )
-        ):
+        if nsmap or soup is None or len(self.nsmaps) > 1 or type(tag) is not str or tag[:1] == "{":
             super().start(tag, attrib, dict(nsmap))
             return
         attrs = self.attribute_dict_class()
         for key, value in attrib.items():
+            if type(key) is not str or key[:1] == "{" or type(value) is not str:
+                super().start(tag, attrib, dict(nsmap))  # a namespaced attribute: bs4's way
+                return
             attrs[key] = value
         soup.handle_starttag(tag, None, None, attrs, namespaces=self.active_namespace_prefixes[-1])
 

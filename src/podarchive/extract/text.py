@@ -75,8 +75,8 @@ def notes_text_and_links(html: str, base_url: str | None) -> tuple[str, tuple[Li
     return text, links_of(anchors, base)
 
 
-#: Fragments whose derivation :func:`_derived` keeps (notes of a few feeds' worth of items).
-DERIVED_CACHE_SIZE = 512
+#: Fragments whose derivation :func:`_derived` keeps (~15 KB each with the key: ~4 MB).
+DERIVED_CACHE_SIZE = 256
 
 
 @functools.lru_cache(maxsize=DERIVED_CACHE_SIZE)
