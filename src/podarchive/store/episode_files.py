@@ -37,10 +37,14 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
             listed = _listed(row.get(column))
             if new and not listed:
                 continue
-            known = dict(
-                self.db.execute(
-                    f"SELECT url, id FROM {table} WHERE episode_id = ?", [episode_id]
-                ).fetchall()
+            known = (
+                {}
+                if new
+                else dict(  # a new episode has no files yet
+                    self.db.execute(
+                        f"SELECT url, id FROM {table} WHERE episode_id = ?", [episode_id]
+                    ).fetchall()
+                )
             )
             for position, item in enumerate(listed):
                 values = [position, *(item.get(a) for a in attributes)]

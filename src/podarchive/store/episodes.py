@@ -236,7 +236,7 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         row = episode.row
         cursor = self.db.conn.execute(
             INSERT_EPISODE,
-            [feed_id, episode.key, *(row.get(c) for c in EPISODE_COLUMNS),
+            [feed_id, episode.key, *map(row.get, EPISODE_COLUMNS),
              "pending" if row.get("page_url") else None, now, now, digest, episode.item_hash,
              unlisted_at, archive_url],
         )  # fmt: skip

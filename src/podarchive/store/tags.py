@@ -77,6 +77,13 @@ class TagsMixin(Connection):
     def _insert_tags(
         self, feed_id: int, episode_id: int | None, tags: Sequence[Tag], now: str
     ) -> None:
+        if all(tag.parent is None for tag in tags):  # no row needs another's id: one statement
+            self.db.conn.executemany(
+                INSERT_TAG,
+                [(feed_id, episode_id, None, tag.position, label(tag.namespace), tag.namespace,
+                  tag.name, attributes_json(tag), tag.text, now, None) for tag in tags],
+            )  # fmt: skip
+            return
         ids: list[int] = []
         for tag in tags:
             parent = ids[tag.parent] if tag.parent is not None and tag.parent < len(ids) else None
