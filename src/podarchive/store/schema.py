@@ -522,6 +522,28 @@ def _fetch_settings_v10(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE feeds ADD COLUMN fetch_settings TEXT")
 
 
+# Frozen: migration 11 makes exactly these partial. Every row of a first ingest has no
+# revision_id (current rows) and most tags no parent, so a full index on them held one entry
+# per row (NULL and the rowid) that no query reads: every lookup of these columns is an
+# equality or IN (a revision's rows, a tag's children, the foreign-key checks), which implies
+# IS NOT NULL, so SQLite uses the partial index for it (tests/test_v10_archive.py).
+PARTIAL_INDEXES = {
+    "idx_links_revision_id": ("links", "revision_id"),
+    "idx_transcript_segments_revision_id": ("transcript_segments", "revision_id"),
+    "idx_chapters_revision_id": ("chapters", "revision_id"),
+    "idx_tags_parent_id": ("tags", "parent_id"),
+}
+
+
+def _lean_indexes_v11(db: sqlite_utils.Database) -> None:
+    """Issue #15: the indexes on ``revision_id`` and ``tags.parent_id`` hold only the rows
+    that have one (at a first ingest of 30,000 episodes, 10 MB less and one index entry
+    fewer per link written)."""
+    for name, (table, column) in PARTIAL_INDEXES.items():
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+        db.execute(f"CREATE INDEX {name} ON {table} ({column}) WHERE {column} IS NOT NULL")
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
@@ -534,5 +556,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _archive_around_v8,
     _every_tag_v9,
     _fetch_settings_v10,
+    _lean_indexes_v11,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
