@@ -12,6 +12,7 @@ What bounds it, each proved by what it does rather than by a stopwatch or a memo
 from __future__ import annotations
 
 import pickle
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,8 +51,8 @@ def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
 
 
 def test_a_run_starts_no_more_feeds_than_it_can_store(tmp_path: Path) -> None:
-    """Six feeds, two request slots, and the writer held up (its clock stops once two feeds
-    were asked for): the two feeds are fetched and parsed, then the run waits to store them
+    """Six feeds, two request slots, and the writer held up (its clock stops when it comes
+    to store the first feed that finished): the two feeds are fetched and parsed, then the run waits to store them
     instead of fetching the other four into memory. Once the writer goes on, every feed is
     archived, each fetched once."""
     path = tmp_path / "archive.db"
@@ -67,8 +68,8 @@ def test_a_run_starts_no_more_feeds_than_it_can_store(tmp_path: Path) -> None:
         reports: list[RunReport] = []
 
         def clock() -> datetime:
-            if threading.current_thread() is runner and len(site.requests) >= 2:
-                release.wait(30)  # the writer (the run's own thread) is held up here
+            if sys._getframe(1).f_code.co_name == "_store":  # the writer, about to store
+                release.wait(30)  # is held up here
             return datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
         def run() -> None:

@@ -32,13 +32,10 @@ from podarchive.config import (
     parse_interval,
 )
 from podarchive.cron import validate_cron
-from podarchive.discover import FeedChecks, find_feed
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.lock import FileLock
 from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.recheck import check_page_every
-from podarchive.reparse import fill_tags
-from podarchive.reparse import reparse as rebuild_from_snapshots
 from podarchive.settings import Settings, settings_from_env
 from podarchive.status import plural, problem_line
 from podarchive.store import Archive, check_file
@@ -325,6 +322,8 @@ def _fill_tags_once(archive: Archive) -> None:
     if archive.feeds_without_tags():
         log = logging.getLogger("podarchive")
         log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
+        from podarchive.reparse import fill_tags
+
         for report in fill_tags(archive, now_iso()):
             replayed = plural(report.bodies, "body", "bodies")
             log.info("%s: %s replayed for its tags", report.label, replayed)
@@ -420,6 +419,8 @@ def add(
         settings = run_settings(allow_private_hosts)
         if user_agent:
             settings = settings.replace(user_agent=user_agent)
+        from podarchive.discover import find_feed
+
         found = find_feed(url, settings)
         if found.discovered_from:
             click.echo(f"found the feed {found.url} on {found.discovered_from}")
@@ -642,6 +643,8 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     """
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
+    from podarchive.reparse import reparse as rebuild_from_snapshots
+
     with _locked(db_path), _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
@@ -981,6 +984,8 @@ def import_opml(
     first = [sorter.sort(feed) for feed in feeds]
     new = [s.feed.url for s in first if s.verdict == "new"]
     settings = None if no_check else run_settings(allow_private_hosts)
+    from podarchive.discover import FeedChecks
+
     checks = FeedChecks(new, settings)
     counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "not-http"), 0)
     chosen: list[FeedSchedule] = []

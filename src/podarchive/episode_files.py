@@ -18,7 +18,6 @@ from podarchive.cpu import CpuLane
 from podarchive.errors import PodarchiveError
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_again
-from podarchive.reading import read_chapters, read_transcript
 from podarchive.store import Archive
 from podarchive.types import (
     FetchRecord,
@@ -62,6 +61,8 @@ def fetch_file(
             return FileOutcome(task, schedule, records, result)
         body = KeptBody.of(result.body, result.final_url, result.content_type)
         lane, weight = cpu or CpuLane(1), len(body.body)
+        from podarchive.reading import read_chapters, read_transcript  # loaded on first use
+
         parsed: ParsedTranscript | ParsedChapters
         if task.kind == "transcript":
             args = (body.body, body.url, body.content_type, task.declared_type)

@@ -21,7 +21,6 @@ from podarchive.cpu import CpuLane
 from podarchive.errors import ExtractError, PodarchiveError
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_again
-from podarchive.reading import read_page
 from podarchive.store import Archive
 from podarchive.types import FetchRecord, FetchResult, KeptBody, PageNotes, PageResult, PageTask
 
@@ -48,6 +47,8 @@ def fetch_page(
         result = get_again(fetcher, schedule, task, records, kind="page")
         if result.not_modified:
             return PageOutcome(task, records, result, schedule=schedule)
+        from podarchive.reading import read_page  # the extractor loads on the first page read
+
         body = KeptBody.of(result.body, result.final_url, result.content_type)
         try:
             notes = (cpu or CpuLane(1)).run(

@@ -21,12 +21,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from podarchive import USER_AGENT, __version__, podcast_ns, policy
+from podarchive import USER_AGENT, __version__, policy
 from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
@@ -39,13 +39,10 @@ from podarchive.errors import (
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_for
 from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
-from podarchive.parse import parse_feed
-from podarchive.podcast_ns import FeedSplit
-from podarchive.reading import EpisodeWrites, FeedRead, read_feed, read_items
-from podarchive.rows import channel_row, podcast_identity
 from podarchive.settings import Settings
 from podarchive.store import Archive, KnownItems
 from podarchive.types import (
+    EpisodeWrites,
     FeedState,
     FetchRecord,
     FetchResult,
@@ -59,6 +56,10 @@ from podarchive.types import (
     Tag,
 )
 from podarchive.urls import normalize_url
+
+if TYPE_CHECKING:
+    from podarchive.podcast_ns import FeedSplit
+    from podarchive.reading import FeedRead
 
 log = logging.getLogger("podarchive")
 Known = Callable[[int], dict[str, str]]  # feed id → {item hash: episode key}
@@ -198,7 +199,10 @@ def fetch_feed(
         digest = hashlib.sha256(result.body).hexdigest()
         if digest == state.content_hash:
             return FeedOutcome(schedule, state, records, result, content_hash=digest)
-        split = podcast_ns.split_items(result.body, _item_context(result))
+        from podarchive.podcast_ns import split_items  # the parsers load on the first change
+        from podarchive.rows import channel_row
+
+        split = split_items(result.body, _item_context(result))
         items = known(state.id) if split and known else None
         read, writes, listed = _read_body(cpu or CpuLane(1), result, split, items)
         move_to, move_note = _check_new_feed_url(fetcher, schedule, state, read, records)
@@ -249,6 +253,8 @@ def _read_body(
     CPU lane may spread over worker processes; anything a partial parse could get wrong
     falls back to a parse of the whole body.
     """
+    from podarchive.reading import read_feed, read_items
+
     headers, url = result.headers, result.final_url
 
     def read_all(
@@ -274,6 +280,9 @@ def _check_new_feed_url(
     records: list[FetchRecord],
 ) -> tuple[str | None, tuple[str, ...]]:
     """``itunes:new-feed-url`` is a proposal: follow it only if it serves the same podcast."""
+    from podarchive.parse import parse_feed
+    from podarchive.rows import podcast_identity
+
     proposed = read.channel.new_feed_url
     if not proposed or normalize_url(proposed) == normalize_url(state.current_url):
         return None, ()

@@ -13,11 +13,8 @@ move: anything whose meaning depends on the other items).
 from __future__ import annotations
 
 import dataclasses
-import pickle
-import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from podarchive.chapters import parse_chapters_json
 from podarchive.extract import extract_page
@@ -28,69 +25,17 @@ from podarchive.podcast_ns import FeedSplit
 from podarchive.policy import PodcastIdentity
 from podarchive.rows import episode_writes
 from podarchive.transcripts import MEDIA_TYPES, parse_transcript
-from podarchive.types import Channel, EpisodeWrite, PageNotes, ParsedChapters, ParsedTranscript
+from podarchive.types import (
+    Channel,
+    EpisodeWrite,
+    EpisodeWrites,
+    PageNotes,
+    ParsedChapters,
+    ParsedTranscript,
+)
 
 #: Bytes of items per chunk when a split body is read by several worker processes.
 CHUNK_BYTES = 512 * 1024
-
-
-class EpisodeWrites(Collection[EpisodeWrite]):
-    """A parsed feed's episode writes, in order; what a worker process sends the writer.
-
-    Parsed episodes take about five times their feed's bytes as Python objects (notes HTML
-    and text, a few dozen links each). Pickled to leave a worker process, they travel and
-    wait for the archive writer as one zlib-compressed pickle a chunk, about a tenth of
-    that, and are unpacked a chunk at a time as the writer iterates: so what a run holds
-    follows the feeds in flight, not their parsed size (#15). Made in the calling process,
-    they stay plain objects and cost nothing.
-    """
-
-    __slots__ = ("_count", "_items", "_packs")
-
-    def __init__(
-        self, items: Iterable[EpisodeWrite] = (), *, packs: Sequence[bytes] = (), count: int = 0
-    ) -> None:
-        self._items = tuple(items)
-        self._packs = tuple(packs)
-        self._count = len(self._items) + count
-
-    @classmethod
-    def join(cls, parts: Iterable[EpisodeWrites]) -> EpisodeWrites:
-        """The writes of ``parts``, in order, left packed where they are packed."""
-        joined = cls()
-        for part in parts:
-            if part._items:  # plain parts are packed, to keep one order
-                part = cls(packs=(_pack(part._items),), count=len(part._items))
-            joined = cls(packs=(*joined._packs, *part._packs), count=joined._count + part._count)
-        return joined
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __iter__(self) -> Iterator[EpisodeWrite]:
-        for pack in self._packs:
-            yield from _unpack(pack)
-        yield from self._items
-
-    def __contains__(self, write: object) -> bool:
-        return any(w == write for w in self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        packs = (*self._packs, _pack(self._items)) if self._items else self._packs
-        return (_packed_writes, (packs, self._count))
-
-
-def _pack(items: Sequence[EpisodeWrite]) -> bytes:
-    return zlib.compress(pickle.dumps(tuple(items), protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def _unpack(pack: bytes) -> tuple[EpisodeWrite, ...]:
-    items: tuple[EpisodeWrite, ...] = pickle.loads(zlib.decompress(pack))
-    return items
-
-
-def _packed_writes(packs: tuple[bytes, ...], count: int) -> EpisodeWrites:
-    return EpisodeWrites(packs=packs, count=count)
 
 
 @dataclass(frozen=True, slots=True)
