@@ -45,6 +45,10 @@ INSERT_EPISODE = (
     f"INSERT INTO episodes ({', '.join(INSERTED_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(INSERTED_COLUMNS))})"
 )
+INSERT_NEW_EPISODE = (
+    f"INSERT INTO episodes (id, {', '.join(INSERTED_COLUMNS)}) "
+    f"VALUES (?, {', '.join('?' * len(INSERTED_COLUMNS))})"
+)
 INSERT_LINK = (
     "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -71,6 +75,21 @@ def _windows(episodes: Iterable[EpisodeWrite]) -> Iterator[list[EpisodeWrite]]:
     items = iter(episodes)
     while window := list(islice(items, WINDOW)):
         yield window
+
+
+def _inserted(
+    feed_id: int,
+    episode: EpisodeWrite,
+    digest: str,
+    now: str,
+    unlisted_at: str | None = None,
+    archive_url: str | None = None,
+) -> list[Any]:
+    """The values of :data:`INSERTED_COLUMNS` for a new episode."""
+    row = episode.row
+    return [feed_id, episode.key, *map(row.get, EPISODE_COLUMNS),
+            "pending" if row.get("page_url") else None, now, now, digest, episode.item_hash,
+            unlisted_at, archive_url]  # fmt: skip
 
 
 def _rewritten(
@@ -163,6 +182,7 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
                 waiting.extend(zip(window, digests, strict=True))
                 continue
             self._read_columns(_rewritten(stored, window, digests), WIDE_TRACKED)
+            fresh: list[tuple[EpisodeWrite, str]] = []  # new episodes in a row: written together
             for at, (episode, digest) in enumerate(zip(window, digests, strict=True)):
                 previous = stored.get(episode.key)
                 if previous is None and unseen:
@@ -172,7 +192,12 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
                     if churn.find(episode.row) is not None:
                         waiting = list(zip(window[at:], digests[at:], strict=True))
                         break
+                if previous is None:
+                    fresh.append((episode, digest))
+                    continue
+                self._insert_new(feed_id, fresh, now, stats)  # first: ids in the same order
                 self._save_episode(feed_id, episode, digest, previous, now, stats)
+            self._insert_new(feed_id, fresh, now, stats)
         skipped = [k for k in skipped if k not in seen]
         if waiting:  # ``unseen`` is now what the body does not list
             self._read_columns(
@@ -222,6 +247,38 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
             stats[1] += 1
         self._written(feed_id, episode_id, episode, now, new=previous is None)
 
+    def _insert_new(
+        self, feed_id: int, fresh: list[tuple[EpisodeWrite, str]], now: str, stats: list[int]
+    ) -> None:
+        """Insert new episodes (and empty ``fresh``) a statement per table, not per episode.
+
+        Each table gets its rows in the order episode by episode would give them, with the
+        same ids: SQLite gives a new row of a rowid table the largest id + 1, and so do we.
+        """
+        if not fresh:
+            return
+        conn = self.db.conn
+        (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()
+        ids = range(last + 1, last + 1 + len(fresh))
+        conn.executemany(
+            INSERT_NEW_EPISODE,
+            ([episode_id, *_inserted(feed_id, episode, digest, now)]
+             for episode_id, (episode, digest) in zip(ids, fresh, strict=True)),
+        )  # fmt: skip
+        conn.executemany(
+            INSERT_LINK,
+            ((episode_id, "feed", *_link_values(link))
+             for episode_id, (episode, _) in zip(ids, fresh, strict=True)
+             for link in episode.links),
+        )  # fmt: skip
+        for episode_id, (episode, _) in zip(ids, fresh, strict=True):
+            self._sync_files(episode_id, episode.row, now, new=True)
+        self._insert_tags_of(
+            feed_id, [(i, e.tags) for i, (e, _) in zip(ids, fresh, strict=True)], now
+        )
+        stats[0] += len(fresh)
+        fresh.clear()
+
     def _insert_episode(
         self,
         feed_id: int,
@@ -233,13 +290,9 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         archive_url: str | None = None,
     ) -> int:
         """A new episode, without its links."""
-        row = episode.row
         cursor = self.db.conn.execute(
-            INSERT_EPISODE,
-            [feed_id, episode.key, *map(row.get, EPISODE_COLUMNS),
-             "pending" if row.get("page_url") else None, now, now, digest, episode.item_hash,
-             unlisted_at, archive_url],
-        )  # fmt: skip
+            INSERT_EPISODE, _inserted(feed_id, episode, digest, now, unlisted_at, archive_url)
+        )
         episode_id = cursor.lastrowid
         assert episode_id is not None
         return episode_id

@@ -74,15 +74,27 @@ class TagsMixin(Connection):
         self._insert_tags(feed_id, episode_id, tags, now)
         return True
 
+    def _insert_tags_of(
+        self, feed_id: int, scopes: Sequence[tuple[int | None, Sequence[Tag]]], now: str
+    ) -> None:
+        """The tags of several scopes (episode id, its tags), in their order: one statement
+        when no tag has a parent (no row needs another's id)."""
+        if any(tag.parent is not None for _, tags in scopes for tag in tags):
+            for episode_id, tags in scopes:
+                self._insert_tags(feed_id, episode_id, tags, now)
+            return
+        self.db.conn.executemany(
+            INSERT_TAG,
+            ((feed_id, episode_id, None, tag.position, label(tag.namespace), tag.namespace,
+              tag.name, attributes_json(tag), tag.text, now, None)
+             for episode_id, tags in scopes for tag in tags),
+        )  # fmt: skip
+
     def _insert_tags(
         self, feed_id: int, episode_id: int | None, tags: Sequence[Tag], now: str
     ) -> None:
-        if all(tag.parent is None for tag in tags):  # no row needs another's id: one statement
-            self.db.conn.executemany(
-                INSERT_TAG,
-                [(feed_id, episode_id, None, tag.position, label(tag.namespace), tag.namespace,
-                  tag.name, attributes_json(tag), tag.text, now, None) for tag in tags],
-            )  # fmt: skip
+        if all(tag.parent is None for tag in tags):
+            self._insert_tags_of(feed_id, [(episode_id, tags)], now)
             return
         ids: list[int] = []
         for tag in tags:
