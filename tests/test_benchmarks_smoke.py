@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,21 @@ def test_profile_ingest_smoke_prints_the_split_by_stage() -> None:
     for stage in ("feedparser", "bs4 tree build", "own walk (extract)", "URL work", "FTS (est.)"):
         assert stage in table
     assert "episodes stored: 60" in table
+
+
+@pytest.mark.slow
+def test_store_cost_smoke_prints_the_save_cost_and_the_sizes() -> None:
+    """``store_cost.py`` (#15) times ``save_feed`` alone and lists the archive by dbstat."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "store_cost.py"), "--smoke", "--profile"],
+        cwd=BENCHMARKS,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, *table = proc.stdout.splitlines()
+    assert json.loads(first)["episodes"] == 40
+    assert any(line.startswith("episodes ") for line in table)
+    assert "function calls" in proc.stdout  # the profile
