@@ -113,6 +113,36 @@ def test_the_lane_takes_chunks_only_as_workers_are_ready(tmp_path: Path) -> None
     assert max(ahead) <= 2 * 2, ahead
 
 
+@needs_two_cores
+def test_the_lane_holds_a_few_jobs_for_all_its_callers_together(tmp_path: Path) -> None:
+    """Three fetch threads with big feeds at once: the jobs in the pool stay two a worker
+    in all, not two a worker for each thread (a job's argument is made just before it
+    takes a slot, so each thread may hold one made and not yet sent)."""
+    lock = threading.Lock()
+    ahead: list[int] = []
+    pulled = 0
+
+    def jobs(thread: int) -> Iterator[tuple[Path]]:
+        nonlocal pulled
+        for k in range(12):
+            with lock:
+                pulled += 1
+                ahead.append(pulled - sum(1 for _ in tmp_path.glob("done-*")))
+            yield (tmp_path / f"done-{thread}-{k}",)
+
+    with CpuLane(2, start_after=0) as lane:
+        callers = [
+            threading.Thread(target=lane.map, args=(Path.touch, jobs(t)), kwargs={"weight": 1})
+            for t in range(3)
+        ]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+    assert sum(1 for _ in tmp_path.glob("done-*")) == 36
+    assert max(ahead) <= 2 * 2 + 3, ahead
+
+
 def writes_of(k: int, items: int) -> EpisodeWrites:
     return read_feed(feed(k, items), None, f"https://example.com/{k}").writes
 

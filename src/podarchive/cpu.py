@@ -65,6 +65,9 @@ class CpuLane:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._abort = threading.Event()
+        #: jobs sent to the pool and not collected, over every calling thread: what waits
+        #: in the pool's queue (a big feed's chunks, pages) stays a few jobs' worth (#15)
+        self._slots = threading.Semaphore(2 * self.processes)
 
     def __enter__(self) -> CpuLane:
         return self
@@ -96,8 +99,9 @@ class CpuLane:
 
         ``weight`` is the bytes of markup the jobs read, in all. ``fn`` must be a module-level
         function and its arguments and result picklable. ``argsets`` is taken lazily: no more
-        than two jobs per worker are waiting at once, so arguments made on the fly (a big
-        feed's chunks) are made only as workers are ready for them. Exceptions ``fn`` raises
+        than two jobs per worker are in the pool at once, over all the threads that call the
+        lane, so arguments made on the fly (a big feed's chunks) are made only as workers are
+        ready for them. Exceptions ``fn`` raises
         come back as they are. A job whose worker died (killed, out of memory, crashed) is
         tried once more in a fresh pool, then fails alone with a :class:`PodarchiveError`.
         """
@@ -108,24 +112,43 @@ class CpuLane:
         jobs = iter(argsets)
         try:
             for args in jobs:
-                if len(waiting) >= 2 * self.processes:
-                    future, sent = waiting.popleft()
-                    results.append(self._result(future, fn, sent))
+                self._take_slot(waiting, results, fn)
                 try:
                     waiting.append((self._submit(fn, args), args))
                 except OSError as e:  # no processes here (a sandbox, no /dev/shm)
+                    self._slots.release()
                     if results or waiting:
                         raise
                     log.warning("podarchive: worker processes unavailable (%s); parsing inline", e)
                     self.processes = 1
                     return [fn(*args), *(fn(*rest) for rest in jobs)]
             while waiting:
-                future, sent = waiting.popleft()
-                results.append(self._result(future, fn, sent))
+                results.append(self._collect(*waiting.popleft(), fn))
         finally:
             for future, _ in waiting:
                 future.cancel()
+                self._slots.release()
         return results
+
+    def _take_slot(
+        self,
+        waiting: deque[tuple[Future[T], tuple[Any, ...]]],
+        results: list[T],
+        fn: Callable[..., T],
+    ) -> None:
+        """Take one of the lane's job slots (two a worker, shared by every calling thread);
+        while none is free, collect this caller's oldest result, or wait for another's."""
+        while not self._slots.acquire(timeout=0 if waiting else _POLL):
+            if self._abort.is_set():
+                raise Abandoned()
+            if waiting:
+                results.append(self._collect(*waiting.popleft(), fn))
+
+    def _collect(self, future: Future[T], args: tuple[Any, ...], fn: Callable[..., T]) -> T:
+        try:
+            return self._result(future, fn, args)
+        finally:
+            self._slots.release()
 
     def abort(self) -> None:
         """Make every current and later wait raise :class:`Abandoned`."""
