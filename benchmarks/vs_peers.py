@@ -37,6 +37,7 @@ with exit 2.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sqlite3
@@ -504,6 +505,26 @@ def tools_for(args: argparse.Namespace) -> list[Tool]:
     return tools
 
 
+def code_state() -> str:
+    """The commit, and a digest of uncommitted changes in src/: the code a round measures."""
+
+    def git(*argv: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(HERE.parent), *argv], capture_output=True, check=False
+        )
+        return done.stdout.decode(errors="replace").strip()
+
+    state = git("rev-parse", "--short", "HEAD") or "?"
+    changes = git("diff", "HEAD", "--", "src")
+    if changes:
+        state += " + uncommitted src changes " + hashlib.sha1(changes.encode()).hexdigest()[:8]
+    return state
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def describe(args: argparse.Namespace) -> str:
     if args.single:
         return f"one feed of {args.single:,} items ({SINGLE_PARAGRAPHS} paragraphs of notes each)"
@@ -514,30 +535,28 @@ def main() -> None:
     args = arguments()
     if args.venvs.resolve().is_relative_to(HERE.parent.resolve()):
         sys.exit("--venvs must be outside the repository")
-    print(f"vs_peers: {describe(args)}, {args.rounds} rounds; {machine()}")
-    head = subprocess.run(
-        ["git", "-C", str(HERE), "describe", "--always", "--dirty"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    print(f"podarchive at {head.stdout.strip() or '?'}; settings {settings_env()}")
+    print(f"vs_peers: {describe(args)}, {plural(args.rounds, 'round')}; {machine()}")
+    print(f"podarchive at {code_state()}; settings {settings_env()}")
     tools = tools_for(args)
     entries = args.single or args.feeds * args.episodes
     by_tool: dict[str, list[Run]] = {t.name: [] for t in tools}
+    codes: list[str] = []  # podarchive's code at the start of each round
     with ServerProcess(lifetime=6 * 3600) as srv, tempfile.TemporaryDirectory() as tmp:
         urls = serve_feeds(srv, args)
         work = Path(tmp)
         for rnd in range(args.rounds):
             order = tools if rnd % 2 == 0 else tools[::-1]
-            print(f"round {rnd + 1}: {' '.join(t.name for t in order)}", flush=True)
+            codes.append(code_state())
+            print(f"round {rnd + 1}: {' '.join(t.name for t in order)}; podarchive at {codes[-1]}")
             for tool in order:
                 place = work / f"r{rnd}" / tool.name
                 by_tool[tool.name].append(run_tool(tool, srv, urls, entries, place, rnd))
             if rnd < args.rounds - 1:
                 subprocess.run(["rm", "-rf", str(work / f"r{rnd}")], check=True)
-        print(f"\n{describe(args)}; ranges are min–max over {args.rounds} rounds")
+        print(f"\n{describe(args)}; ranges are min–max over {plural(args.rounds, 'round')}")
         table(by_tool)
+        if len(set(codes)) > 1:
+            print(f"NOTE: podarchive's code changed between rounds ({' / '.join(codes)})")
         last = work / f"r{args.rounds - 1}"
         dbstat_side_by_side({t.name: last / t.name / t.archive for t in tools if t.repoll})
     if args.check:
