@@ -544,6 +544,19 @@ def _lean_indexes_v11(db: sqlite_utils.Database) -> None:
         db.execute(f"CREATE INDEX {name} ON {table} ({column}) WHERE {column} IS NOT NULL")
 
 
+# The links' lookup indexes (by URL, by domain), as sqlite-utils created them (migration 1):
+# no constraint, only lookups. A run that adds many links may drop them and build them again
+# at its end (Archive.deferred_link_indexes): inserting 960,000 links in URL order at random
+# dirties most of the index's pages every feed (#15). An archive opened to write gets back
+# any that is missing (a crash in such a run).
+LOOKUP_INDEXES = {
+    "idx_links_normalized_url": (
+        'CREATE INDEX "idx_links_normalized_url"\n    ON "links" ("normalized_url")'
+    ),
+    "idx_links_domain": 'CREATE INDEX "idx_links_domain"\n    ON "links" ("domain")',
+}  # fmt: skip
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
