@@ -253,17 +253,18 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         """Insert new episodes (and empty ``fresh``) a statement per table, not per episode.
 
         Each table gets its rows in the order episode by episode would give them, with the
-        same ids: SQLite gives a new row of a rowid table the largest id + 1, and so do we.
+        same ids: SQLite gives a new row of a rowid table the largest id + 1, and so do we
+        after the first.
         """
         if not fresh:
             return
         conn = self.db.conn
-        (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()
-        ids = range(last + 1, last + 1 + len(fresh))
+        first = self._insert_episode(feed_id, *fresh[0], now)  # SQLite picks the first id
+        ids = range(first, first + len(fresh))
         conn.executemany(
             INSERT_NEW_EPISODE,
             ([episode_id, *_inserted(feed_id, episode, digest, now)]
-             for episode_id, (episode, digest) in zip(ids, fresh, strict=True)),
+             for episode_id, (episode, digest) in zip(ids[1:], fresh[1:], strict=True)),
         )  # fmt: skip
         conn.executemany(
             INSERT_LINK,
