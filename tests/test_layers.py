@@ -64,7 +64,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "adapters",
-        frozenset({"fetch", "netguard", "store", "lock", "cpu", "config", "progress"}),
+        frozenset({"fetch", "netguard", "store", "lock", "cpu", "config", "progress", "malloc"}),
     ),
     (
         "app",

@@ -12,6 +12,7 @@ What bounds it, each proved by what it does rather than by a stopwatch or a memo
 from __future__ import annotations
 
 import pickle
+import platform
 import sys
 import threading
 import time
@@ -25,6 +26,7 @@ from test_cpu import needs_two_cores
 
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
+from podarchive.malloc import return_big_blocks
 from podarchive.pipeline import RunReport, in_flight_limit, update_feeds
 from podarchive.reading import EpisodeWrites, read_feed
 from podarchive.settings import Settings
@@ -179,3 +181,10 @@ def test_joined_writes_keep_the_order_of_their_parts() -> None:
 def test_packed_writes_equal_plain_ones(items: int) -> None:
     writes = writes_of(4, items)
     assert list(pickle.loads(pickle.dumps(writes))) == list(writes)
+
+
+def test_the_allocator_is_told_to_return_big_blocks() -> None:
+    """On glibc (this machine, the CI's), mallopt takes the fixed threshold; elsewhere the
+    call says it could not, and nothing else changes."""
+    glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert return_big_blocks() is glibc

@@ -1072,6 +1072,9 @@ def export(output: Path | None, schedules_dir: Path) -> None:
 
 def main() -> None:
     """Console entry point."""
+    from podarchive.malloc import return_big_blocks
+
+    return_big_blocks()  # a run's feed bodies go back to the system once stored (#15)
     try:
         cli(prog_name="podarchive")
     except KeyboardInterrupt:  # pragma: no cover - interactive only

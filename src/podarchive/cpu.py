@@ -31,6 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from podarchive.errors import Abandoned, PodarchiveError
+from podarchive.malloc import return_big_blocks
 
 T = TypeVar("T")
 log = logging.getLogger("podarchive")
@@ -226,8 +227,10 @@ def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
 
 
 def _worker_init() -> None:
-    """Ctrl-C is the run's to handle (it stops cleanly); a worker never sees it."""
+    """Ctrl-C is the run's to handle (it stops cleanly); a worker never sees it. A worker
+    returns the big blocks it frees to the system, as the run's process does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return_big_blocks()
 
 
 def _context() -> multiprocessing.context.BaseContext:
