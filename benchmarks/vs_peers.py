@@ -380,8 +380,15 @@ def serve_feeds(srv: ServerProcess, args: argparse.Namespace) -> list[str]:
     else:
         specs = [FeedSpec(name=f"p{k}", episodes=args.episodes) for k in range(args.feeds)]
     for start in range(0, len(specs), 20):
-        srv.set({f"/{s.name}.xml": feed(s) for s in specs[start : start + 20]})
+        srv.set({f"/{s.name}.xml": own_notes(s) for s in specs[start : start + 20]})
     return [srv.url(f"/{s.name}.xml") for s in specs]
+
+
+def own_notes(spec: FeedSpec) -> bytes:
+    """feedgen's feed with notes no other feed has: feedgen's notes depend on the episode
+    number only, so every feed would repeat the others' and flatter a tool that remembers
+    notes it derived (podarchive keeps the last 256); real feeds share footers, not notes."""
+    return feed(spec).replace(b"Lorem ipsum", f"Lorem {spec.name}".encode())
 
 
 # ---------------------------------------------------------------- report
