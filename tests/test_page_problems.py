@@ -758,7 +758,7 @@ def test_a_keyboard_interrupt_anywhere_in_a_command_is_exit_130_never_aborted(
     monkeypatch.setattr("podarchive.cli.update_feeds", interrupted)
     code, out, err = invoke("run", "https://x.example/feed.xml", "--db", str(tmp_path / "a.db"))
     assert (code, out, err) == (130, "", "podarchive: interrupted\n")
-    monkeypatch.setattr("podarchive.cli.find_feed", interrupted)
+    monkeypatch.setattr("podarchive.discover.find_feed", interrupted)
     code, _, err = invoke("add", "https://x.example/feed.xml", "--schedules", str(tmp_path))
     assert (code, err) == (130, "podarchive: interrupted\n")
 
