@@ -31,6 +31,7 @@ from podarchive.pipeline import RunReport, in_flight_limit, update_feeds
 from podarchive.reading import EpisodeWrites, read_feed
 from podarchive.settings import Settings
 from podarchive.store import Archive
+from podarchive.types import Link, Tag
 
 FEED = """<?xml version="1.0"?><rss version="2.0"><channel><title>Feed {k}</title>
 <link>https://example.com/{k}</link>{items}</channel></rss>"""
@@ -188,3 +189,13 @@ def test_the_allocator_is_told_to_return_big_blocks() -> None:
     call says it could not, and nothing else changes."""
     glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert return_big_blocks() is glibc
+
+
+def test_links_and_tags_cross_a_process_as_themselves() -> None:
+    link = Link(3, "https://e.com/A?utm_source=x", "https://e.com/A", "e.com", "a link")
+    tags = (
+        Tag("https://podcastindex.org/namespace/1.0", "person", (("role", "host"),), "Ann"),
+        Tag("", "x", (), None, parent=0, position=2),
+    )
+    assert pickle.loads(pickle.dumps(link)) == link
+    assert pickle.loads(pickle.dumps(tags)) == tags
