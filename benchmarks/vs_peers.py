@@ -385,10 +385,14 @@ def serve_feeds(srv: ServerProcess, args: argparse.Namespace) -> list[str]:
 
 
 def own_notes(spec: FeedSpec) -> bytes:
-    """feedgen's feed with notes no other feed has: feedgen's notes depend on the episode
+    """feedgen's feed with notes and links no other feed has: feedgen's depend on the episode
     number only, so every feed would repeat the others' and flatter a tool that remembers
-    notes it derived (podarchive keeps the last 256); real feeds share footers, not notes."""
-    return feed(spec).replace(b"Lorem ipsum", f"Lorem {spec.name}".encode())
+    notes and URLs it derived (podarchive keeps the last 256 notes, 4,096 URLs); real feeds
+    share footers, not notes."""
+    own = feed(spec).replace(b"Lorem ipsum", f"Lorem {spec.name}".encode())
+    return own.replace(b"/topic/", f"/{spec.name}/topic/".encode()).replace(
+        b"/ref/", f"/{spec.name}/ref/".encode()
+    )
 
 
 # ---------------------------------------------------------------- report
