@@ -21,19 +21,25 @@ SCRIPTS = [
 ]
 
 
+def smoke(script: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``script --smoke FLAGS`` from the benchmarks folder, its output as text."""
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--smoke", *flags],
+        cwd=BENCHMARKS,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_benchmark_smoke_run(script: str) -> None:
     if script == "vs_reader.py" and importlib.util.find_spec("reader") is None:
         pytest.skip("reader is not installed (benchmark-only dependency)")
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), "--smoke"],
-        cwd=BENCHMARKS,
-        capture_output=True,
-        timeout=180,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    proc = smoke(script)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip()
 
 
@@ -42,21 +48,11 @@ def test_vs_peers_smoke_prints_the_table_and_check_can_fail() -> None:
     """``vs_peers.py`` runs podarchive as a whole process tree; ``--check`` passes the 250 MB
     ceiling here and fails a 1 MB one (a guard the benchmark relies on must be able to)."""
 
-    def vs_peers(*flags: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, str(BENCHMARKS / "vs_peers.py"), "--smoke", "--peers", "none", *flags],
-            cwd=BENCHMARKS,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-
-    passing = vs_peers("--check")
+    passing = smoke("vs_peers.py", "--peers", "none", "--check")
     assert passing.returncode == 0, passing.stderr[-3000:]
     assert "first update, wall s" in passing.stdout
     assert "PASS: peak RSS of the tree" in passing.stdout
-    failing = vs_peers("--check", "--ceiling-mb", "1")
+    failing = smoke("vs_peers.py", "--peers", "none", "--check", "--ceiling-mb", "1")
     assert failing.returncode == 1, failing.stderr[-3000:]
     assert "FAIL: peak RSS of the tree" in failing.stdout
 
@@ -64,14 +60,7 @@ def test_vs_peers_smoke_prints_the_table_and_check_can_fail() -> None:
 @pytest.mark.slow
 def test_profile_ingest_smoke_prints_the_split_by_stage() -> None:
     """``profile_ingest.py`` (#15) ingests under cProfile and splits the CPU by stage."""
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "profile_ingest.py"), "--smoke", "--top", "5"],
-        cwd=BENCHMARKS,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    proc = smoke("profile_ingest.py", "--top", "5")
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = proc.stdout
     for stage in ("feedparser", "bs4 tree build", "own walk (extract)", "URL work", "FTS (est.)"):
@@ -82,14 +71,7 @@ def test_profile_ingest_smoke_prints_the_split_by_stage() -> None:
 @pytest.mark.slow
 def test_store_cost_smoke_prints_the_save_cost_and_the_sizes() -> None:
     """``store_cost.py`` (#15) times ``save_feed`` alone and lists the archive by dbstat."""
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "store_cost.py"), "--smoke", "--profile"],
-        cwd=BENCHMARKS,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    proc = smoke("store_cost.py", "--profile")
     assert proc.returncode == 0, proc.stderr[-3000:]
     first, *table = proc.stdout.splitlines()
     assert json.loads(first)["episodes"] == 40
