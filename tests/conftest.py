@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,12 @@ import pytest
 from loopback import FIXTURES, LoopbackSite, serve_pytorch
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+# A shell without job control starts background commands (`cmd &`, some CI runners) with
+# Ctrl-C ignored, and ignored it stays in every process they start: the Ctrl-C tests would
+# find podarchive deaf to it. A user's terminal delivers it; so does the suite, wherever run.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # Tests talk to their own loopback servers: no politeness gap, quick retries. Tests of the
 # gap and the retries set them explicitly.
 FAST_ENV = {"PODARCHIVE_HOST_GAP": "0", "PODARCHIVE_RETRY_BASE": "0.01"}
