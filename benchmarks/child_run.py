@@ -15,7 +15,7 @@ from pathlib import Path
 
 from common import bench_settings, peak_rss_mb, schedules
 
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.store import Archive
 
 

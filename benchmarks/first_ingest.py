@@ -29,8 +29,8 @@ from server import ServerProcess
 from podarchive.extract import extract_page
 from podarchive.fetch import Fetcher
 from podarchive.parse import parse_feed
-from podarchive.pipeline import update_feeds
 from podarchive.rows import channel_row, episode_writes
+from podarchive.run import update_feeds
 from podarchive.store import EPISODE_COLUMNS
 
 

@@ -44,7 +44,7 @@ from common import bench_settings, fresh_archive, machine, schedules, show
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 
 # A pstats function key: (file, line, name).
 Func = tuple[str, int, str]

@@ -33,7 +33,8 @@ from podarchive.config import FeedSchedule
 from podarchive.fetch import Fetcher
 from podarchive.pages import fetch_page
 from podarchive.parse import parse_feed
-from podarchive.pipeline import fetch_feed, update_feeds
+from podarchive.pipeline import fetch_feed
+from podarchive.run import update_feeds
 from podarchive.store import Archive
 from podarchive.transcripts import parse_transcript
 from podarchive.types import FeedState, PageTask

@@ -16,7 +16,7 @@ from feedgen import FeedSpec, feed, notes
 from server import ServerProcess
 
 from podarchive.extract import notes_text_and_links
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ from loopback import LoopbackSite, serve_pytorch
 from test_serve import CHROMIUM, PODCAST, RUN_SETTINGS, _chromium, _serving, get, rows, sql
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.serve import (
     NOTE_ATTRIBUTES,
     NOTE_SCHEMES,

@@ -21,8 +21,8 @@ from loopback import LoopbackSite
 
 from podarchive.backfill import BackfillOptions, backfill
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
 from podarchive.reparse import reparse
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

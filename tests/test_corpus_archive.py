@@ -17,7 +17,7 @@ import pytest
 from loopback import LoopbackSite
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

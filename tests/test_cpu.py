@@ -25,7 +25,7 @@ from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.errors import Abandoned, ParseError, PodarchiveError
 from podarchive.parse import parse_duration
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

@@ -28,7 +28,7 @@ from podarchive.extract import extract_page, html_to_text
 from podarchive.history import changed_feed_fields, changed_fields
 from podarchive.identity import dedupe
 from podarchive.parse import parse_feed
-from podarchive.pipeline import RunReport, update_feeds
+from podarchive.run import RunReport, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 from podarchive.types import Episode

@@ -18,7 +18,7 @@ from test_history import keyed_dump
 
 from podarchive import podcast_ns
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

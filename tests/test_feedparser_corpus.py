@@ -41,7 +41,7 @@ import pytest
 from loopback import LoopbackSite
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import RunReport, update_feeds
+from podarchive.run import RunReport, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

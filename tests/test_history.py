@@ -12,8 +12,8 @@ import pytest
 from loopback import LoopbackSite, Reply
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
 from podarchive.reparse import reparse
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

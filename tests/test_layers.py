@@ -74,6 +74,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "pages",
                 "episode_files",
                 "pipeline",
+                "run",
                 "backfill",
                 "reparse",
                 "discover",

@@ -27,8 +27,8 @@ from test_cpu import needs_two_cores
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.malloc import return_big_blocks
-from podarchive.pipeline import RunReport, in_flight_limit, update_feeds
 from podarchive.reading import EpisodeWrites, read_feed
+from podarchive.run import RunReport, in_flight_limit, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 from podarchive.types import Link, Tag

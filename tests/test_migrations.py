@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import SCHEMA_VERSION, Archive
 

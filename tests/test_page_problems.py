@@ -37,7 +37,7 @@ from podarchive.cli import cli
 from podarchive.config import FeedSchedule, load_schedule_file
 from podarchive.errors import FetchError, HostBackoff
 from podarchive.fetch import Fetcher
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.status import fix_for, plural, problem_line, reason_of, reasons
 from podarchive.store import SCHEMA_VERSION, Archive

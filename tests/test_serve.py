@@ -31,7 +31,7 @@ from loopback import LoopbackSite, Reply, serve_pytorch
 
 from podarchive.cli import cli
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.serve import SETTINGS, check_archive, make_datasette, metadata_for
 from podarchive.settings import Settings
 from podarchive.store import Archive

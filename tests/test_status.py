@@ -15,7 +15,7 @@ from loopback import LoopbackSite
 
 from podarchive.clock import iso
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.status import daemon_state, heartbeat_path, write_heartbeat
 from podarchive.store import Archive

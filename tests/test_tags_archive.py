@@ -32,7 +32,7 @@ from loopback import LoopbackSite
 from lxml import etree
 
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import RunReport, update_feeds
+from podarchive.run import RunReport, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

@@ -29,7 +29,7 @@ from test_tags_archive import Element, TagRow, current_tags, own_text, qname, re
 
 from podarchive.cli import cli
 from podarchive.config import FeedSchedule
-from podarchive.pipeline import update_feeds
+from podarchive.run import update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

@@ -28,7 +28,7 @@ from loopback import LoopbackSite
 from podarchive.config import FeedSchedule
 from podarchive.errors import ParseError
 from podarchive.parse import parse_feed
-from podarchive.pipeline import RunReport, update_feeds
+from podarchive.run import RunReport, update_feeds
 from podarchive.settings import Settings
 from podarchive.store import Archive
 

@@ -34,8 +34,8 @@ from podarchive.config import (
 from podarchive.cron import validate_cron
 from podarchive.errors import ConfigError, PodarchiveError, StorageError
 from podarchive.lock import FileLock
-from podarchive.pipeline import RunReport, update_due, update_feeds
 from podarchive.recheck import check_page_every
+from podarchive.run import RunReport, update_due, update_feeds
 from podarchive.settings import Settings, settings_from_env
 from podarchive.status import plural, problem_line
 from podarchive.store import Archive, check_file

@@ -3,7 +3,7 @@
 :class:`Daemon` runs a ``BackgroundScheduler`` (threads, in-memory job store) with one job
 per feed. A job only marks its feed as *wanted*; one runner thread hands the wanted batch
 to the update function it was given (the CLI passes one that takes the archive lock and
-calls ``pipeline.update_due``), so the archive is never written by two threads and a
+calls ``run.update_due``), so the archive is never written by two threads and a
 feed's back-off and Retry-After hold whatever its trigger says. Feeds the update found not
 due yet come back with their due time and are asked for again then.
 """

@@ -1,0 +1,399 @@
+"""A run: many feeds updated at once, with their pages and files, as the archive can take.
+
+The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
+:func:`update_feeds`. Worker threads fetch (:func:`podarchive.pipeline.fetch_feed`,
+:func:`podarchive.pages.fetch_page`, :func:`podarchive.episode_files.fetch_file`), only the
+calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
+:func:`in_flight_limit`, so a run's memory follows its largest feed (#15).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import httpx
+
+from podarchive import USER_AGENT
+from podarchive.clock import Clock, iso, parse_iso, utcnow
+from podarchive.config import FeedSchedule
+from podarchive.cpu import CpuLane
+from podarchive.episode_files import FileOutcome, fetch_file, store_file
+from podarchive.errors import Abandoned
+from podarchive.fetch import Fetcher
+from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
+from podarchive.pipeline import FeedOutcome, FeedReport, Known, due_feeds, fetch_feed, store_feed
+from podarchive.settings import Settings
+from podarchive.store import Archive, KnownItems
+from podarchive.types import FeedState, FileKind, FileTask, PageResult, PageTask
+from podarchive.urls import normalize_url
+
+log = logging.getLogger("podarchive")
+
+
+@dataclass(slots=True)
+class RunReport:
+    feeds: list[FeedReport] = field(default_factory=list)
+    not_due: int = 0  # scheduled feeds skipped because they were not due yet
+    stopped: bool = False  # the run was asked to stop before it finished
+
+    @property
+    def failed(self) -> list[FeedReport]:
+        return [f for f in self.feeds if not f.ok]
+
+
+def update_due(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+) -> RunReport:
+    """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
+    due, waiting = due_feeds(archive, schedules, clock())
+    report = update_feeds(
+        archive,
+        due,
+        settings=settings,
+        transport=transport,
+        clock=clock,
+        stop=stop,
+        recheck_pages=recheck_pages,
+    )
+    report.not_due = waiting
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Workers:
+    """What a run's phases share: the HTTP client, the threads, the CPU lane, the item cache."""
+
+    fetcher: Fetcher
+    threads: ThreadPoolExecutor
+    cpu: CpuLane
+    known: Known | None
+
+    def fetch_feed(self, schedule: FeedSchedule, state: FeedState) -> Future[Any]:
+        return self.threads.submit(fetch_feed, self.fetcher, schedule, state, self.known, self.cpu)
+
+    def fetch_page(self, task: PageTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_page, self.fetcher, task, schedule, self.cpu)
+
+    def fetch_file(self, task: FileTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_file, self.fetcher, task, schedule, self.cpu)
+
+    def abort(self) -> None:
+        self.fetcher.abort()
+        self.cpu.abort()
+
+
+def update_feeds(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+) -> RunReport:
+    """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
+    transcripts and chapters files: new ones, and archived ones whose re-check is due, or
+    all archived ones with ``recheck_pages``).
+
+    At most :func:`in_flight_limit` fetches are started and not yet stored at any moment,
+    so a run's memory follows its largest feed, not its number of feeds (#15). Setting
+    ``stop`` makes the run give up what is in flight and return soon; everything stored so
+    far is committed (one transaction per feed or page), the rest is left for the next run.
+    """
+    settings = settings or Settings()
+    report = RunReport()
+    blocks = {
+        host: until
+        for host, stamp in archive.host_blocks(iso(clock())).items()
+        if (until := parse_iso(stamp)) is not None
+    }
+    threads = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
+    known: KnownItems | None = archive.known_items() if settings.item_cache else None
+    with (
+        Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher,
+        CpuLane(settings.processes) as cpu,
+    ):
+        workers = _Workers(fetcher, threads, cpu, known)
+        flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages)
+        try:
+            flow.run(schedules)
+        finally:
+            stopping = stop is not None and stop.is_set()
+            if stopping:
+                workers.abort()
+            threads.shutdown(wait=not stopping, cancel_futures=True)
+            if known is not None:
+                known.close()
+        archive.save_host_blocks(
+            {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, iso(clock())
+        )
+    report.stopped = bool(stop and stop.is_set())
+    return report
+
+
+def in_flight_limit(settings: Settings) -> int:
+    """Fetches a run starts before the first of them is stored: one per request slot, so
+    every slot stays busy, and no more, so finished outcomes (a parsed feed is megabytes)
+    never pile up waiting for the one thread that writes the archive."""
+    return max(1, settings.concurrency)
+
+
+@dataclass(slots=True)
+class _Followers:
+    """A stored feed whose pages and files are still to be listed and fetched."""
+
+    schedule: FeedSchedule
+    feed_id: int
+    report: FeedReport
+
+
+class _Flow:
+    """A run's work, started in order and stored as it finishes, with back-pressure.
+
+    Feeds start first, in the order given (as before: a feed is never queued behind another
+    feed's pages); a stored feed's pages and files are listed only when their turn comes,
+    so the queue of work not started is one small entry per feed, never one per page.
+    """
+
+    def __init__(
+        self,
+        archive: Archive,
+        workers: _Workers,
+        report: RunReport,
+        settings: Settings,
+        clock: Clock,
+        stop: threading.Event | None,
+        recheck_pages: bool,
+    ) -> None:
+        self.archive, self.workers, self.report = archive, workers, report
+        self.settings, self.clock, self.stop = settings, clock, stop
+        self.recheck_pages = recheck_pages
+        self.limit = in_flight_limit(settings)
+        self.pending: set[Future[Any]] = set()
+        self.followers: deque[_Followers] = deque()
+        self.tasks: deque[Callable[[], Future[Any]]] = deque()  # one listed feed's fetches
+        self.reports: dict[int, FeedReport] = {}
+        self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
+        self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
+
+    def run(self, schedules: Iterable[FeedSchedule]) -> None:
+        feeds = iter(schedules)
+        more_feeds = True
+        while True:
+            while more_feeds and len(self.pending) < self.limit and not self._stopping():
+                more_feeds = self._start_feed(feeds)
+            while not more_feeds and len(self.pending) < self.limit and self._start_follower():
+                pass
+            if not self.pending:
+                return
+            done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            if self._stopping():
+                self.workers.abort()
+                for future in self.pending:
+                    future.cancel()
+                self.pending = set()
+                more_feeds = False
+                self.followers.clear()
+                self.tasks.clear()
+            for future in done:
+                self._store(future.result())
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def _start_feed(self, feeds: Iterator[FeedSchedule]) -> bool:
+        """Start the next feed's fetch (unless it is one already started); False: no more."""
+        schedule = next(feeds, None)
+        if schedule is None:
+            return False
+        state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
+        twin = self.fetching.setdefault(normalize_url(state.current_url), schedule.label)
+        if twin != schedule.label:
+            note = f"same feed as {twin} (it moved there); not fetched twice"
+            self.report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
+        else:
+            self.pending.add(self.workers.fetch_feed(schedule, state))
+        return True
+
+    def _start_follower(self) -> bool:
+        """Start the next page or file fetch, listing the next feed's when one is needed."""
+        while not self.tasks and self.followers:
+            self._list_followers(self.followers.popleft())
+        if not self.tasks:
+            return False
+        self.pending.add(self.tasks.popleft()())
+        return True
+
+    def _list_followers(self, entry: _Followers) -> None:
+        starts, fingerprint = _followers(
+            self.archive, entry, self.workers, self.clock, self.recheck_pages, self.settings
+        )
+        self.tasks.extend(starts)
+        if fingerprint is not None:
+            self.settled[entry.feed_id] = fingerprint
+        if entry.report.pages_pending == 0:
+            _log_feed(entry.report)
+
+    def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        if isinstance(outcome.error, Abandoned):
+            return  # not the feed's fault: nothing is recorded, the next run redoes it
+        now = self.clock()
+        if isinstance(outcome, FeedOutcome):
+            feed_id = outcome.state.id
+            feed_report = store_feed(self.archive, outcome, now, self.settings)
+            self.report.feeds.append(feed_report)
+            self.reports[feed_id] = feed_report
+            if feed_report.ok and not self._stopping():
+                entry = _Followers(outcome.schedule, feed_id, feed_report)
+                if _has_followers(outcome.schedule):
+                    feed_report.pages_pending = -1  # listed when their turn comes
+                    self.followers.append(entry)
+                else:
+                    self._list_followers(entry)  # nothing to fetch: settle it now
+                return
+        elif isinstance(outcome, FileOutcome):
+            feed_id = outcome.task.feed_id
+            status = store_file(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_file(feed_report, status, outcome)
+        else:
+            feed_id = outcome.task.feed_id
+            status = store_page(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_page(feed_report, status, outcome)
+        if feed_report.pages_pending == 0:
+            _log_feed(feed_report)
+            if (fingerprint := self.settled.pop(feed_id, None)) is not None:
+                self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
+
+
+def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
+    """The settings a feed's pages and files are fetched with, as JSON (kept per feed).
+
+    Effective values: ``allow_private_hosts`` from the schedule or the run
+    (``--allow-private-hosts``), a user agent given by the schedule or the environment.
+    """
+    agent = schedule.user_agent or (
+        settings.user_agent if settings.user_agent != USER_AGENT else None
+    )
+    values = {
+        "allow_private_hosts": schedule.allow_private_hosts or settings.allow_private_hosts,
+        "user_agent": agent,
+        "pages": schedule.pages,
+        "transcripts": schedule.transcripts,
+        "chapters": schedule.chapters,
+    }
+    return json.dumps(values, sort_keys=True, ensure_ascii=False)
+
+
+def _changed_settings(before: str, now: str) -> list[str]:
+    try:
+        old = json.loads(before)
+    except ValueError:
+        old = {}
+    new = json.loads(now)
+    return sorted(k for k in new if not isinstance(old, dict) or old.get(k) != new[k])
+
+
+def _has_followers(schedule: FeedSchedule) -> bool:
+    return schedule.pages or schedule.transcripts or schedule.chapters
+
+
+def _followers(
+    archive: Archive,
+    entry: _Followers,
+    workers: _Workers,
+    clock: Clock,
+    recheck_pages: bool,
+    settings: Settings,
+) -> tuple[list[Callable[[], Future[Any]]], str | None]:
+    """The fetches a stored feed calls for (its due pages and files, by its schedule), each
+    ready to start, and the fetch settings to remember once they are stored (None: nothing).
+
+    When the schedule's fetch settings changed since the feed's pages and files were last
+    fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
+    those that failed are due now, not after their back-off.
+    """
+    schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
+    fingerprint = fetch_settings(schedule, settings)
+    before = archive.fetch_settings(feed_id)
+    retry = before is not None and before != fingerprint  # unknown before: nothing to redo
+    if retry:
+        changed = ", ".join(_changed_settings(before or "", fingerprint))
+        log.info("%s: %s changed: retrying what failed now", report.label, changed)
+    starts: list[Callable[[], Future[Any]]] = []
+    if schedule.pages:
+        pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
+        starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
+    kinds: list[FileKind] = []
+    if schedule.transcripts:
+        kinds.append("transcript")
+    if schedule.chapters:
+        kinds.append("chapters")
+    files = archive.files_to_fetch(
+        feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
+    )
+    starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
+    report.pages_pending = len(starts)
+    remember = None if before == fingerprint else fingerprint
+    if remember is not None and not starts:
+        archive.set_fetch_settings(feed_id, remember)
+        remember = None
+    return starts, remember
+
+
+def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
+    report.pages_pending -= 1
+    if count_page(report, status):
+        log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
+    if status == "failed":
+        report.problems.append(("page", str(outcome.error)))
+
+
+def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) -> None:
+    report.pages_pending -= 1
+    if status == "failed":
+        report.files_failed += 1
+        report.problems.append((outcome.task.kind, str(outcome.error)))
+        log.info("%s: %s %s: %s", report.label, outcome.task.kind, outcome.task.url, outcome.error)
+    else:
+        report.files_ok += 1
+
+
+def _log_feed(report: FeedReport) -> None:
+    if report.error:
+        log.info("%s: failed: %s", report.label, report.error)
+    elif report.not_modified:
+        log.info("%s: unchanged", report.label)
+    else:
+        s = report.stats
+        log.info(
+            "%s: %d new, %d changed, %d unchanged episodes; pages: %d ok, %d empty, %d failed",
+            *(report.label, s.new, s.changed, s.unchanged),
+            *(report.pages_ok, report.pages_empty, report.pages_failed),
+        )
+        if report.files_ok or report.files_failed:
+            log.info(
+                "%s: transcripts and chapters: %d read, %d failed",
+                *(report.label, report.files_ok, report.files_failed),
+            )
+    if report.moved_to:
+        log.warning("%s: moved to %s (update its schedule file)", report.label, report.moved_to)
+    for warning in report.warnings:
+        log.info("%s: warning: %s", report.label, warning)
