@@ -165,7 +165,8 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         skipped = [k for k in dict.fromkeys(also_listed) if k in stored]
         # stored episodes listed neither by also_listed nor so far: those the body does not
         # list are among them (all of them, once the body is read)
-        unseen = {k: v for k, v in stored.items() if k not in set(skipped)}
+        listed_before = set(skipped)
+        unseen = {k: v for k, v in stored.items() if k not in listed_before}
         seen: set[str] = set()
         dates: list[str | None] = []
         stats = [0, 0, 0]  # new, changed, unchanged
