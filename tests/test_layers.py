@@ -81,6 +81,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "scheduler",
                 "status",
                 "serve",
+                "cluster",
             }
         ),  # fmt: skip
     ),
@@ -89,7 +90,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 #: What the leaf and pure layers must not load, even indirectly.
 ADAPTER_LIBRARIES = ("sqlite_utils", "httpx", "apscheduler", "click", "rich")
 #: The only modules that may import these libraries at all (lazily or not).
-ONLY_IN = {"apscheduler": frozenset({"scheduler", "cron"}), "click": frozenset({"cli"})}
+ONLY_IN = {
+    "apscheduler": frozenset({"scheduler", "cron"}),
+    "click": frozenset({"cli"}),
+    "dramatiq": frozenset({"cluster"}),  # cluster.broker, the package's one adapter module
+    "redis": frozenset({"cluster"}),
+}
 
 
 @dataclass(frozen=True, slots=True)

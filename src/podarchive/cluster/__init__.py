@@ -1,0 +1,15 @@
+"""Past one machine (#16): feeds sharded over workers on Dramatiq over Redis.
+
+- :mod:`~podarchive.cluster.shards`: which shard a feed belongs to, and the shard files
+  (pure; no Redis, no SQLite);
+- :mod:`~podarchive.cluster.broker`: the only Dramatiq and Redis user: the cluster's
+  settings, the due index, the enqueue claims, per-host politeness and worker heartbeats;
+- :mod:`~podarchive.cluster.worker`: ``podarchive worker``: one shard's archive, written by
+  one long-lived run fed by the broker's messages;
+- :mod:`~podarchive.cluster.scheduler`: ``podarchive scheduler``: due-ness from the shards'
+  own ``next_due_at``, each due feed enqueued once;
+- :mod:`~podarchive.cluster.reshard`: ``podarchive reshard``: feeds re-homed with their
+  whole history when the number of shards changes.
+
+The single-machine mode (``run``, ``daemon``) never imports this package.
+"""
