@@ -37,9 +37,10 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import certifi
@@ -87,7 +88,7 @@ ACCEPT: dict[str, str] = {
 }
 RECORD_URL_LIMIT = 2048  # URLs longer than this are shortened in the fetch log
 TRUNCATED = "truncated: connection closed before the end of the page (no Content-Length)"
-__all__ = ["Fetcher", "FetchRecord", "HostLimiter", "Resolver", "private_address"]
+__all__ = ["Fetcher", "FetchRecord", "HostLimiter", "HostTurns", "Resolver", "private_address"]
 
 
 def _format_size(limit: int) -> str:
@@ -141,6 +142,20 @@ def _gunzip_sniffed(body: bytes, limit: int) -> bytes:
     decoder = _Decoder("gzip", limit)
     out = decoder.feed(body, 0)
     return out + decoder.flush()
+
+
+class HostTurns(Protocol):
+    """Per-host politeness as a :class:`Fetcher` asks for it: :class:`HostLimiter` in one
+    process; the cluster's limiter holds the same limit and gap in its broker (#16)."""
+
+    @property
+    def blocked(self) -> dict[str, datetime]: ...
+
+    def block(self, host: str, until: datetime) -> None: ...
+
+    def check(self, host: str) -> None: ...
+
+    def slot(self, host: str) -> AbstractContextManager[Callable[[], None]]: ...
 
 
 class HostLimiter:
@@ -217,7 +232,8 @@ Exchange = tuple[int, dict[str, str], bytes, int]  # status, lower-cased headers
 class Fetcher:
     """Two httpx clients (trusted, untrusted URLs) for a whole run. Thread-safe; use as a
     context manager. ``resolver`` and ``address_blocked`` are the untrusted side's name
-    resolution and address check (injectable for tests)."""
+    resolution and address check (injectable for tests); ``hosts`` replaces the per-process
+    :class:`HostLimiter` (the cluster's is held in its broker)."""
 
     def __init__(
         self,
@@ -227,6 +243,7 @@ class Fetcher:
         resolver: Resolver = system_resolver,
         address_blocked: AddressCheck = is_private,
         blocked_hosts: dict[str, datetime] | None = None,
+        hosts: HostTurns | None = None,
     ) -> None:
         self.settings = settings or Settings()
         s = self.settings
@@ -248,7 +265,7 @@ class Fetcher:
         else:  # a caller's transport: addresses are checked before the request only
             self._clients = dict.fromkeys((True, False), self._client(transport))
         self._dial_time_guard = transport is None
-        self._hosts = HostLimiter(s.per_host, s.host_gap, blocked_hosts)
+        self._hosts: HostTurns = hosts or HostLimiter(s.per_host, s.host_gap, blocked_hosts)
         self._resolve = resolver
         self._address_blocked = address_blocked
         self._abort = threading.Event()

@@ -13,11 +13,11 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -27,7 +27,7 @@ from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.episode_files import FileOutcome, fetch_file, store_file
 from podarchive.errors import Abandoned
-from podarchive.fetch import Fetcher
+from podarchive.fetch import Fetcher, HostTurns
 from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
 from podarchive.pipeline import FeedOutcome, FeedReport, Known, due_feeds, fetch_feed, store_feed
 from podarchive.settings import Settings
@@ -36,6 +36,7 @@ from podarchive.types import FeedState, FileKind, FileTask, PageResult, PageTask
 from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
+_STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
 
 
 @dataclass(slots=True)
@@ -106,6 +107,7 @@ def update_feeds(
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
     recheck_pages: bool = False,
+    hosts: HostTurns | None = None,
 ) -> RunReport:
     """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
     transcripts and chapters files: new ones, and archived ones whose re-check is due, or
@@ -115,6 +117,57 @@ def update_feeds(
     so a run's memory follows its largest feed, not its number of feeds (#15). Setting
     ``stop`` makes the run give up what is in flight and return soon; everything stored so
     far is committed (one transaction per feed or page), the rest is left for the next run.
+    """
+    return update_stream(
+        archive,
+        _Listed(schedules),
+        settings=settings,
+        transport=transport,
+        clock=clock,
+        stop=stop,
+        recheck_pages=recheck_pages,
+        hosts=hosts,
+    )
+
+
+class FeedSource(Protocol):
+    """Where a run takes its feeds from, one at a time (:func:`update_stream`)."""
+
+    def next_feed(self, block: bool) -> FeedSchedule | None:
+        """The next feed to update; None when there is none now (``block``: the run has
+        nothing else to do, so wait a little for one). Raises StopIteration at the end."""
+        ...
+
+
+class _Listed:
+    """A run's feeds given up front (``run``, the daemon): never idle, then the end."""
+
+    def __init__(self, schedules: Iterable[FeedSchedule]) -> None:
+        self._feeds = iter(schedules)
+
+    def next_feed(self, block: bool) -> FeedSchedule | None:
+        return next(self._feeds)
+
+
+def update_stream(
+    archive: Archive,
+    source: FeedSource,
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+    hosts: HostTurns | None = None,
+    on_done: Callable[[str, FeedReport | None], None] | None = None,
+) -> RunReport:
+    """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
+    messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
+
+    ``on_done(url, report)`` is called, on this thread, once each feed started is stored
+    with its pages and files (``report`` None: it was given up because the run is
+    stopping, nothing of it recorded). With ``on_done`` the run keeps no reports of its own,
+    so it can last for ever.
     """
     settings = settings or Settings()
     report = RunReport()
@@ -126,13 +179,13 @@ def update_feeds(
     threads = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
     known: KnownItems | None = archive.known_items() if settings.item_cache else None
     with (
-        Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher,
+        Fetcher(settings, transport=transport, blocked_hosts=blocks, hosts=hosts) as fetcher,
         CpuLane(settings.processes) as cpu,
     ):
         workers = _Workers(fetcher, threads, cpu, known)
-        flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages)
+        flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
         try:
-            flow.run(schedules)
+            flow.run(source)
         finally:
             stopping = stop is not None and stop.is_set()
             if stopping:
@@ -180,10 +233,12 @@ class _Flow:
         clock: Clock,
         stop: threading.Event | None,
         recheck_pages: bool,
+        on_done: Callable[[str, FeedReport | None], None] | None = None,
     ) -> None:
         self.archive, self.workers, self.report = archive, workers, report
         self.settings, self.clock, self.stop = settings, clock, stop
         self.recheck_pages = recheck_pages
+        self.on_done = on_done  # set: a stream that forgets each feed once it is done
         self.limit = in_flight_limit(settings)
         self.pending: set[Future[Any]] = set()
         self.followers: deque[_Followers] = deque()
@@ -191,16 +246,24 @@ class _Flow:
         self.reports: dict[int, FeedReport] = {}
         self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
         self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
+        self.keys: dict[int, str] = {}  # feed id → its key in ``fetching``
 
-    def run(self, schedules: Iterable[FeedSchedule]) -> None:
-        feeds = iter(schedules)
+    def run(self, source: FeedSource) -> None:
         more_feeds = True
         while True:
+            idle = False  # the source has no feed now: pages and files may start meanwhile
             while more_feeds and len(self.pending) < self.limit and not self._stopping():
-                more_feeds = self._start_feed(feeds)
-            while not more_feeds and len(self.pending) < self.limit and self._start_follower():
-                pass
+                started = self._start_feed(source, block=not self._busy())
+                more_feeds, idle = started is not _END, started is _IDLE
+                if idle:
+                    break
+            followers_may_start = not more_feeds or idle
+            while followers_may_start and len(self.pending) < self.limit:
+                if not self._start_follower():
+                    break
             if not self.pending:
+                if more_feeds and not self._stopping():
+                    continue  # a stream between feeds
                 return
             done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
             if self._stopping():
@@ -214,22 +277,44 @@ class _Flow:
             for future in done:
                 self._store(future.result())
 
+    def _busy(self) -> bool:
+        return bool(self.pending or self.tasks or self.followers)
+
     def _stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
 
-    def _start_feed(self, feeds: Iterator[FeedSchedule]) -> bool:
-        """Start the next feed's fetch (unless it is one already started); False: no more."""
-        schedule = next(feeds, None)
+    def _start_feed(self, source: FeedSource, block: bool) -> object:
+        """Start the next feed's fetch (unless it is one already started): _STARTED,
+        _IDLE (the source has none now) or _END."""
+        try:
+            schedule = source.next_feed(block)
+        except StopIteration:
+            return _END
         if schedule is None:
-            return False
+            return _IDLE
         state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
-        twin = self.fetching.setdefault(normalize_url(state.current_url), schedule.label)
+        key = normalize_url(state.current_url)
+        twin = self.fetching.setdefault(key, schedule.label)
         if twin != schedule.label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
-            self.report.feeds.append(FeedReport(schedule.url, schedule.label, warnings=(note,)))
+            self._done(FeedReport(schedule.url, schedule.label, warnings=(note,)), new=True)
         else:
+            self.keys[state.id] = key
             self.pending.add(self.workers.fetch_feed(schedule, state))
-        return True
+        return _STARTED
+
+    def _done(self, report: FeedReport, *, new: bool = False, feed_id: int | None = None) -> None:
+        """A feed's report is final (``new``: not yet in the run's list)."""
+        if self.on_done is None:
+            if new:
+                self.report.feeds.append(report)
+            return
+        if not new:
+            self.report.feeds.remove(report)
+        if feed_id is not None:
+            self.reports.pop(feed_id, None)
+            self.fetching.pop(self.keys.pop(feed_id, ""), None)
+        self.on_done(report.url, report)
 
     def _start_follower(self) -> bool:
         """Start the next page or file fetch, listing the next feed's when one is needed."""
@@ -249,9 +334,12 @@ class _Flow:
             self.settled[entry.feed_id] = fingerprint
         if entry.report.pages_pending == 0:
             _log_feed(entry.report)
+            self._done(entry.report, feed_id=entry.feed_id)
 
     def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
         if isinstance(outcome.error, Abandoned):
+            if isinstance(outcome, FeedOutcome) and self.on_done is not None:
+                self.on_done(outcome.state.url, None)
             return  # not the feed's fault: nothing is recorded, the next run redoes it
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
@@ -281,6 +369,7 @@ class _Flow:
             _log_feed(feed_report)
             if (fingerprint := self.settled.pop(feed_id, None)) is not None:
                 self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
+            self._done(feed_report, feed_id=feed_id)
 
 
 def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
