@@ -24,6 +24,29 @@ plugin manager by :func:`make_datasette`, and they act only for the servers it b
 Datasette is an optional extra: it (and nh3, in the same extra) is imported only when a server
 is built, and its absence is one :class:`DatasetteMissing` error. Everywhere but an episode's
 page the ``*_html`` columns stay escaped source.
+
+Shards (issue #16): :func:`serve_shards` serves the ``shard-K-of-N.db`` archives of a shard
+directory, and :func:`make_datasette` / :func:`serve` take a sequence of archives. Each archive
+is its own database named after its file (``shard-0-of-4``), with the archive's metadata,
+templates and hooks, as ``archive`` has them. One more database, ``all-shards`` (first on the
+index, whose page opens with its search box), searches and browses every shard at once: each
+of its connections ATTACHes the shards read-only (immutable when served so), each as a schema
+of its name, and its canned queries (:func:`cross_shard_queries`: search episodes and show
+notes ranked by each shard's FTS index, recent episodes, episodes linking to a URL or domain,
+most-linked domains, failing feeds) are a ``union all`` over the shards, each row naming its
+shard and linking to the episode's (or podcast's) page in that shard's database. Its custom
+SQL sees ``"shard-0-of-4".episodes`` and so on. FTS ranks (BM25) are each shard's own, so the
+merged order is close to, not exactly, what one archive of every feed would give.
+
+SQLite attaches at most ``SQLITE_MAX_ATTACHED`` databases to a connection: 10 unless compiled
+otherwise (:func:`sqlite_attach_limit` asks this Python's SQLite; Python 3.11's bundled
+library says 10, and a connection cannot raise it). With more shards than that, the shards are
+attached in groups of that many, consecutive in the layout's order: databases
+``shards-group-1``, ``shards-group-2``…, each with the same queries over its group, the index
+opening with one search box per group. A search then spans one group, not every shard: the
+researcher runs it in each group (an honest limit, said on each group's page). A file whose
+name the server keeps (``all-shards``, ``shards-group-*``, ``_memory``, ``_internal``) or two
+files of one name are refused with one line.
 """
 
 from __future__ import annotations
@@ -40,7 +63,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from podarchive.errors import NotAnArchive, PodarchiveError
 from podarchive.store import inspect_file, refusal
@@ -83,12 +106,13 @@ def database_name(db_path: Path) -> str:
     return db_path.stem
 
 
-def check_archive(db_path: Path) -> None:
+def check_archive(db_path: Path, *, hint: str = "run podarchive run first, or give --db") -> None:
     """Refuse a missing file, one that is not an archive, or one of a newer schema, without
-    writing to it (nor leaving a -wal/-shm file beside it)."""
+    writing to it (nor leaving a -wal/-shm file beside it). ``hint``: what to do about a
+    missing or empty file."""
     info = inspect_file(db_path) if db_path.is_file() else None
     if info is None or info.kind == "new":
-        raise NotAnArchive(f"no archive at {db_path} (run podarchive run first, or give --db)")
+        raise NotAnArchive(f"no archive at {db_path} ({hint})")
     if info.kind == "foreign":
         tables = ", ".join(info.tables) or "none"
         raise NotAnArchive(
@@ -113,9 +137,19 @@ def read_only_here(db_path: Path) -> bool:
     return not writable and not live
 
 
-def make_datasette(db_path: Path, *, settings: dict[str, Any] | None = None) -> Any:
+def make_datasette(
+    archives: Path | Sequence[Path],
+    *,
+    settings: dict[str, Any] | None = None,
+    attach_limit: int | None = None,
+) -> Any:
     """A ``datasette.app.Datasette`` over the archive (read-only) with podarchive's metadata,
-    templates and plugin."""
+    templates and plugin.
+
+    ``archives`` a sequence of files (the shards of a layout): each its own database, and the
+    cross-shard database(s) of :func:`shard_groups` (at most ``attach_limit`` shards each,
+    default SQLite's limit) listed first.
+    """
     try:
         from datasette.app import Datasette
     except ImportError as e:
@@ -125,39 +159,403 @@ def make_datasette(db_path: Path, *, settings: dict[str, Any] | None = None) -> 
     except ImportError as e:
         raise DatasetteMissing(f"nh3 is not installed: {INSTALL_HINT}") from e
     _register_plugin()
-    files, immutables = ([], [str(db_path)]) if read_only_here(db_path) else ([str(db_path)], [])
+    paths = [archives] if isinstance(archives, Path) else [Path(p) for p in archives]
+    names = database_names(paths)
+    groups = [] if isinstance(archives, Path) else shard_groups(names, attach_limit)
+    files: list[str] = []
+    immutables: list[str] = []
+    for path in paths:
+        (immutables if read_only_here(path) else files).append(str(path))
     datasette = Datasette(
         files,
         immutables=immutables,
-        metadata=metadata_for(database_name(db_path)),
+        metadata=metadata_for(names[0]) if not groups else metadata_for_shards(names, groups),
         settings={**SETTINGS, **(settings or {})},
         template_dir=str(TEMPLATES),
     )
+    if groups:
+        from datasette.database import Database
+
+        attached = {name: path for name, path in zip(names, paths, strict=True)}
+        for group, _ in groups:
+            datasette.add_database(Database(datasette, is_memory=True), name=group)
+        _CROSS[datasette] = {
+            group: [(name, attached[name], str(attached[name]) in immutables) for name in members]
+            for group, members in groups
+        }
+        # the cross-shard search first on the index, then the shards in their order
+        order = [*(group for group, _ in groups), *names]
+        order += [name for name in datasette.databases if name not in order]
+        datasette.databases = {name: datasette.databases[name] for name in order}
     _SERVED.add(datasette)
     return datasette
 
 
 def serve(
-    db_path: Path,
+    archives: Path | Sequence[Path],
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     *,
     announce: Callable[[str], None] | None = None,
+    hint: str | None = None,
 ) -> None:
-    """Serve the archive with Datasette until interrupted (as ``datasette serve`` does).
+    """Serve the archive (or the archives: see :func:`make_datasette`) with Datasette until
+    interrupted (as ``datasette serve`` does).
 
-    ``announce`` is told the address once the archive and Datasette have been checked.
+    ``announce`` is told the address once the archives and Datasette have been checked: the
+    archive's page, or the cross-shard search's (the index when the shards are in groups).
+    ``hint`` replaces :func:`check_archive`'s advice for an empty file.
     """
     import asyncio
 
-    check_archive(db_path)
-    datasette = make_datasette(db_path)
+    paths = [archives] if isinstance(archives, Path) else [Path(p) for p in archives]
+    if not paths:
+        raise NotAnArchive("no archives to serve")
+    for path in paths:
+        check_archive(path, **({"hint": hint} if hint else {}))
+    datasette = make_datasette(archives)
     import uvicorn  # a dependency of datasette, so present when make_datasette succeeded
 
     asyncio.run(datasette.invoke_startup())
     if announce:
-        announce(f"http://{host}:{port}/{database_name(db_path)}")
+        groups = list(_CROSS.get(datasette, {}))
+        page = database_name(paths[0]) if not groups else groups[0] if len(groups) == 1 else ""
+        announce(f"http://{host}:{port}/{page}")
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning", lifespan="on")
+
+
+def serve_shards(
+    directory: Path,
+    *,
+    shards: int | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the shard archives of ``directory`` (``shard-K-of-N.db``; the layout of
+    ``shards`` shards, or the only one there) in one Datasette: see :func:`make_datasette`.
+
+    :class:`~podarchive.errors.ConfigError` when there is no layout, or several and
+    ``shards`` is None; :class:`NotAnArchive` for a shard file that is not an archive.
+    """
+    from podarchive.cluster.shards import find_shards
+
+    serve(
+        find_shards(Path(directory), shards),
+        host,
+        port,
+        announce=announce,
+        hint="its worker has stored nothing in it; remove it or run the worker",
+    )
+
+
+# serving several archives: the shards and their cross-shard search -----------------------------
+
+#: The cross-shard database when the shards fit in one; else ``shards-group-1``, ``-2``…
+CROSS_NAME = "all-shards"
+CROSS_GROUP_NAME = "shards-group-{}"
+#: Names Datasette keeps for itself.
+RESERVED_NAMES = frozenset({"_memory", "_internal"})
+#: Which cross-shard databases each server built by :func:`make_datasette` has: database →
+#: the shards it attaches, each (name, path, immutable).
+_CROSS: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[str, Path, bool]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def sqlite_attach_limit() -> int:
+    """How many databases this Python's SQLite attaches to one connection (its compiled
+    ``SQLITE_MAX_ATTACHED``: 10 unless built otherwise)."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    try:
+        return conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED)
+    finally:
+        conn.close()
+
+
+def database_names(paths: Sequence[Path]) -> list[str]:
+    """Each file's database name (:func:`database_name`); :class:`PodarchiveError` when two
+    files would share one, or one would take a name Datasette or the cross-shard search
+    keeps."""
+    names = [database_name(path) for path in paths]
+    seen: dict[str, Path] = {}
+    for name, path in zip(names, paths, strict=True):
+        if name in seen:
+            raise PodarchiveError(
+                f"{seen[name]} and {path} would both be served as {name!r}: rename one"
+            )
+        if name in RESERVED_NAMES or name == CROSS_NAME or name.startswith("shards-group-"):
+            raise PodarchiveError(f"{path}: its name {name!r} is kept for the server's own use")
+        seen[name] = path
+    return names
+
+
+def shard_groups(names: Sequence[str], limit: int | None = None) -> list[tuple[str, list[str]]]:
+    """The cross-shard databases: (name, the shards it attaches). One, :data:`CROSS_NAME`,
+    when the shards fit in one connection (``limit``, default :func:`sqlite_attach_limit`);
+    else consecutive groups of ``limit`` shards, ``shards-group-1``, ``shards-group-2``…"""
+    size = limit if limit is not None else sqlite_attach_limit()
+    if size < 1:
+        raise PodarchiveError(f"cannot attach {size} databases to a connection")
+    if len(names) <= size:
+        return [(CROSS_NAME, list(names))]
+    chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
+    return [(CROSS_GROUP_NAME.format(i), chunk) for i, chunk in enumerate(chunks, 1)]
+
+
+def metadata_for_shards(
+    names: Sequence[str], groups: Sequence[tuple[str, Sequence[str]]]
+) -> dict[str, Any]:
+    """The packaged metadata with one database entry per shard (the archive's) and one per
+    cross-shard database: its title, description and :func:`cross_shard_queries`."""
+    metadata: dict[str, Any] = copy.deepcopy(json.loads(_packaged_metadata()))
+    archive = metadata["databases"].pop("archive")
+    count = len(names)
+    metadata["description"] = (
+        f"An archive of podcasts kept in {count} shard{'s' if count != 1 else ''}: feeds, "
+        "episodes, show notes and every link in them, transcripts and chapters, with the "
+        "history of what each podcast changed or took down. Search every shard at once "
+        "first; each shard is also its own database with its tables and queries."
+    )
+    databases: dict[str, Any] = {}
+    for i, (group, members) in enumerate(groups, 1):
+        part = "" if len(groups) == 1 else f" (part {i} of {len(groups)})"
+        databases[group] = {
+            "title": f"Search every shard{part}",
+            "description": (
+                f"Search and browse {len(members)} shard{'s' if len(members) != 1 else ''} at "
+                f"once: {', '.join(members)}. Each result names its shard and links to the "
+                "episode's page there. Custom SQL sees each shard as a schema: "
+                f'select * from "{members[0]}".episodes.'
+                + (
+                    ""
+                    if len(groups) == 1
+                    else f" SQLite attaches at most {len(members)} databases to one "
+                    "connection, so the shards are searched in groups."
+                )
+            ),
+            "queries": cross_shard_queries(members),
+        }
+    for name in names:
+        databases[name] = {**copy.deepcopy(archive), "title": f"Podcast archive: {name}"}
+    metadata["databases"] = databases
+    return metadata
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+#: The words of ``:q`` as an FTS5 query of phrases (as the archive's own search queries).
+_MATCH = """'"' || replace(replace(trim(:q), '"', '""'), ' ', '" "') || '"'"""
+_HMS = """case when duration >= 0 and duration < 1e9
+    then printf('%d:%02d:%02d', cast(duration as integer) / 3600,
+      cast(duration as integer) % 3600 / 60, cast(duration as integer) % 60)
+  end"""
+
+#: Each cross-shard query: title, description, the part run on each shard (``{db}``: its
+#: schema; ``{shard}``: its name as a string), and what is done with their union (``parts``).
+_CROSS_QUERIES: dict[str, tuple[str, str, str, str]] = {
+    "search_episodes": (
+        "Search episodes and show notes in every shard",
+        "Episodes whose title or show notes (feed and page) contain every word of q, "
+        "across the shards, best matches first (each shard ranks its own: BM25 over its "
+        "episodes), with the matching passage; the first 100 per shard.",
+        f"""select * from (
+  select
+    {{shard}} as shard,
+    e.title as episode,
+    coalesce(f.title, f.name, f.url) as podcast,
+    e.published,
+    e.duration,
+    snippet(x.episodes_fts, -1, '«', '»', '…', 24) as passage,
+    x.rank as rank,
+    e.id as episode_id,
+    e.feed_id
+  from {{db}}.episodes_fts x
+    join {{db}}.episodes e on e.id = x.rowid
+    join {{db}}.feeds f on f.id = e.feed_id
+  where x.episodes_fts match {_MATCH}
+  order by x.rank, e.published desc, e.id
+  limit 100
+)""",
+        f"""with parts as (
+{{parts}}
+)
+select
+  shard, episode, podcast, published, {_HMS} as duration, passage, episode_id, feed_id
+from parts
+order by rank, published desc, shard, episode_id
+limit 100""",
+    ),
+    "recent_episodes": (
+        "Recent episodes in every shard",
+        "The 200 episodes published last, across the shards.",
+        """select * from (
+  select
+    {shard} as shard,
+    e.title as episode,
+    coalesce(f.title, f.name, f.url) as podcast,
+    e.published,
+    e.duration,
+    e.id as episode_id,
+    e.feed_id
+  from {db}.episodes e
+    join {db}.feeds f on f.id = e.feed_id
+  where e.published is not null
+  order by e.published desc, e.id desc
+  limit 200
+)""",
+        f"""with parts as (
+{{parts}}
+)
+select shard, episode, podcast, published, {_HMS} as duration, episode_id, feed_id
+from parts
+order by published desc, shard, episode_id desc
+limit 200""",
+    ),
+    "episodes_linking_to": (
+        "Episodes linking to a URL or domain, in every shard",
+        "Episodes whose current show notes link to target: a domain (and its subdomains; "
+        "www. ignored) or the start of a URL; newest first, with the first such link and "
+        "how many distinct ones.",
+        """select * from (
+  with target as (
+    select
+      trim(:target) as value,
+      lower(case when trim(:target) like 'www.%' then substr(trim(:target), 5)
+                 else trim(:target) end) as domain
+  ),
+  hits as (
+    select
+      l.episode_id, l.source, l.url, l.text,
+      coalesce(l.normalized_url, l.url) as same_url,
+      row_number() over (partition by l.episode_id order by l.source, l.position) as n
+    from {db}.links l
+      join target
+    where l.revision_id is null
+      and target.value != ''
+      and (
+        l.domain = target.domain
+        or substr(l.domain, -length(target.domain) - 1) = '.' || target.domain
+        or substr(l.normalized_url, 1, length(target.value)) = target.value
+        or substr(l.url, 1, length(target.value)) = target.value
+      )
+  ),
+  per_episode as (
+    select
+      episode_id,
+      count(distinct same_url) as links,
+      case when min(source) != max(source) then min(source) || ', ' || max(source)
+           else min(source) end as sources
+    from hits
+    group by episode_id
+  )
+  select
+    {shard} as shard,
+    e.title as episode,
+    coalesce(f.title, f.name, f.url) as podcast,
+    e.published,
+    per_episode.links,
+    per_episode.sources,
+    hits.url,
+    hits.text,
+    e.id as episode_id,
+    e.feed_id
+  from per_episode
+    join hits on hits.episode_id = per_episode.episode_id and hits.n = 1
+    join {db}.episodes e on e.id = per_episode.episode_id
+    join {db}.feeds f on f.id = e.feed_id
+  order by e.published desc, e.id
+  limit 1000
+)""",
+        """with parts as (
+{parts}
+)
+select * from parts
+order by published desc, shard, episode_id
+limit 1000""",
+    ),
+    "most_linked_domains": (
+        "Most-linked domains in every shard",
+        "The domains the current show notes link to most, across the shards: links (one "
+        "per URL per episode), distinct URLs, episodes, podcasts and shards.",
+        """select
+    {shard} as shard,
+    l.domain,
+    l.episode_id,
+    coalesce(l.normalized_url, l.url) as url,
+    e.feed_id
+  from {db}.links l
+    join {db}.episodes e on e.id = l.episode_id
+  where l.revision_id is null and l.domain is not null""",
+        """with parts as (
+{parts}
+)
+select
+  domain,
+  count(distinct shard || ' ' || episode_id || ' ' || url) as links,
+  count(distinct url) as urls,
+  count(distinct shard || ' ' || episode_id) as episodes,
+  count(distinct shard || ' ' || feed_id) as podcasts,
+  count(distinct shard) as shards
+from parts
+group by domain
+order by links desc, episodes desc, domain
+limit 500""",
+    ),
+    "failing_feeds": (
+        "Failing feeds in every shard",
+        "Feeds whose latest polls failed, across the shards: how many in a row, the last "
+        "error, since when (the first failed request after the last success) and when the "
+        "next poll is due.",
+        """select
+    {shard} as shard,
+    coalesce(f.name, f.title, f.url) as feed,
+    f.error_count as failures,
+    f.last_error,
+    f.last_status,
+    (select min(fetches.started_at) from {db}.fetches fetches
+       where fetches.feed_id = f.id and fetches.kind = 'feed'
+         and fetches.started_at > coalesce(f.last_success_at, '')) as failing_since,
+    f.last_error_at,
+    f.last_success_at,
+    f.gone_at,
+    f.next_due_at,
+    coalesce(f.fetch_url, f.url) as url,
+    f.id as feed_id
+  from {db}.feeds f
+  where f.error_count > 0""",
+        """with parts as (
+{parts}
+)
+select * from parts
+order by failures desc, failing_since, shard, feed_id""",
+    ),
+}
+
+
+def cross_shard_queries(shards: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The canned queries of a cross-shard database whose connections attach ``shards``
+    (each as a schema of its name): each query's part on every shard, ``union all``."""
+    queries = {}
+    for name, (title, description, part, whole) in _CROSS_QUERIES.items():
+        parts = "\n  union all\n".join(
+            "  " + part.format(db=_identifier(shard), shard=_literal(shard)) for shard in shards
+        )
+        queries[name] = {
+            "title": title,
+            "description": description,
+            "sql": whole.format(parts=parts),
+            "hide_sql": True,
+        }
+    return queries
 
 
 # what the pages show: plain functions ---------------------------------------------------------
@@ -333,7 +731,7 @@ def _register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars):
+    for hook in (prepare_connection, prepare_jinja2_environment, render_cell, extra_template_vars):
         hookimpl(hook)
     pm.register(module, name=PLUGIN)
 
@@ -341,6 +739,17 @@ def _register_plugin() -> None:
 def _config(datasette: Any) -> dict[str, Any]:
     config = datasette.plugin_config(PLUGIN)
     return config if isinstance(config, dict) else {}
+
+
+def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
+    """Hook: a cross-shard database's connection attaches its shards (read-only, or immutable
+    as each shard is served), each as a schema of its name."""
+    if datasette not in _SERVED:
+        return
+    for name, path, immutable in _CROSS.get(datasette, {}).get(database, ()):
+        mode = "immutable=1" if immutable else "mode=ro"
+        uri = f"file:{quote(str(path.resolve()))}?{mode}"
+        conn.execute("attach database ? as ?", (uri, name))
 
 
 def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
@@ -361,22 +770,28 @@ def render_cell(
     row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any
 ) -> Any:
     """Hook: durations as ``h:mm:ss``, JSON columns as lists, and in canned queries the
-    ``episode`` and ``podcast`` columns as links to their rows."""
+    ``episode`` and ``podcast`` columns as links to their rows (in a cross-shard database:
+    in the row's ``shard``, itself a link to that shard's database)."""
     if datasette not in _SERVED:
         return None
     from markupsafe import Markup, escape
 
     if table is None:
+        shards = {name for name, _, _ in _CROSS.get(datasette, {}).get(database, ())}
+        if column == "shard" and value in shards:
+            href = datasette.urls.database(value)
+            return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
         if column not in QUERY_LINKS or value in (None, ""):
             return None
         id_column, target = QUERY_LINKS[column]
         try:
             target_id = row[id_column]
+            shard = row["shard"] if shards else database
         except (IndexError, KeyError):
             return None
-        if target_id is None:
+        if target_id is None or shard not in (shards or {database}):
             return None
-        href = _row_url(datasette, database, target, target_id)
+        href = _row_url(datasette, shard, target, target_id)
         return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
     config = _config(datasette)
     if column in config.get("durations", {}).get(table, ()):
@@ -401,13 +816,26 @@ def extra_template_vars(
     ``archive_label(column)``, ``archive_columns(display_columns, display_rows)`` (the
     metadata's column order; on a table page the episode's title links to its page),
     ``archive_facets(facets)`` (no repeats), ``archive_tables(tables, metadata)``, and on an
-    episode's page ``archive_episode``: the episode and its related rows.
+    episode's page ``archive_episode``: the episode and its related rows. With shards:
+    ``archive_searches`` (the cross-shard databases: name, title, search URL) and, on a
+    cross-shard database's page, ``archive_shards`` (the shards it searches: name, URL).
     """
     if datasette not in _SERVED:
         return None
     config = _config(datasette)
     labels: dict[str, str] = config.get("labels", {})
     order: dict[str, list[str]] = config.get("column_order", {}).get(table or "", {})
+
+    cross = _CROSS.get(datasette, {})
+    searches = [
+        {
+            "name": group,
+            "title": (datasette.metadata("title", database=group) or group),
+            "url": datasette.urls.query(group, "search_episodes"),
+            "shards": [name for name, _, _ in members],
+        }
+        for group, members in cross.items()
+    ]
 
     def archive_label(column: str) -> str:
         return labels.get(column, column)
@@ -437,6 +865,11 @@ def extra_template_vars(
             "archive_facets": unique_facets,
             "archive_tables": archive_tables,
             "archive_episode": None,
+            "archive_searches": searches,
+            "archive_shards": [
+                {"name": name, "url": datasette.urls.database(name)}
+                for name, _, _ in cross.get(database or "", ())
+            ],
         }
         if view_name == "row" and table == "episodes" and database and request is not None:
             found["archive_episode"] = await _episode(datasette, database, request)
