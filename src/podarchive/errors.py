@@ -26,6 +26,7 @@ so code above the adapters only ever sees this tree::
         ├── ArchiveDamaged            SQLite reports the file corrupt (``podarchive check``)
         ├── NotAnArchive              another program's file (or not SQLite): left untouched
         └── ArchiveMissing            the daemon's archive was deleted or moved away
+    BrokerError (PodarchiveError)     the cluster's broker (Redis) cannot be reached or used
 """
 
 from __future__ import annotations
@@ -180,3 +181,9 @@ def shorten(text: str, limit: int = 200) -> str:
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` with its white space folded to single spaces, then :func:`shorten`."""
     return shorten(" ".join(text.split()), limit)
+
+
+class BrokerError(PodarchiveError):
+    """The cluster's broker (Redis) is unreachable, refused a command or holds no cluster."""
+
+    default_message = "the broker cannot be used"

@@ -6,7 +6,7 @@ Writes for one feed happen in one transaction, so a crash never leaves half a fe
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from podarchive.history import FEED_TRACKED, changed_feed_fields
@@ -64,6 +64,14 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
             f"SELECT {', '.join(FEED_STATE_COLUMNS)} FROM feeds WHERE url = ?", [url]
         ).fetchone()
         return FeedState(*row) if row else None
+
+    def due_stamps(self, url: str | None = None) -> Iterator[tuple[str, str | None, bool]]:
+        """(url, next_due_at, gone) of every feed, or of the feed configured as ``url``: what
+        a cluster worker publishes to the broker's due index (#16)."""
+        sql = "SELECT url, next_due_at, gone_at IS NOT NULL FROM feeds"
+        rows = self.db.execute(sql + " WHERE url = ?", [url]) if url else self.db.execute(sql)
+        for feed_url, next_due_at, gone in rows:
+            yield str(feed_url), next_due_at, bool(gone)
 
     def feeds(self) -> list[tuple[int, str, str | None]]:
         """(id, url, name) of every feed in the archive."""

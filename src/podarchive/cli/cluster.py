@@ -1,0 +1,298 @@
+"""The cluster's commands (#16): ``worker``, ``scheduler`` and ``reshard``.
+
+Each is a thin shell over :mod:`podarchive.cluster`, imported when the command runs, so
+the single-machine commands never load Dramatiq or Redis. Both long-running commands stop
+on SIGTERM (exit 0) or Ctrl-C (exit 130), log one line per event on stderr, and turn every
+broker or archive failure into one line and exit 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from podarchive.cli.common import (
+    CommandFailure,
+    UsageFailure,
+    _daemon_logging,
+    allow_fast_option,
+    private_hosts_option,
+    run_settings,
+    schedules_option,
+    translate_errors,
+    verbosity,
+)
+from podarchive.config import load_schedules
+
+DEFAULT_SHARDS_DIR = Path("shards")
+MAX_SHARDS = 4096  # podarchive.cluster.shards.MAX_SHARDS, without importing the package
+
+broker_option = click.option(
+    "--broker",
+    "broker_url",
+    envvar="PODARCHIVE_BROKER",
+    required=True,
+    metavar="URL",
+    help="The cluster's Redis, e.g. redis://127.0.0.1:6379/0 (or $PODARCHIVE_BROKER).",
+)
+shards_dir_option = click.option(
+    "--shards-dir",
+    "shards_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_SHARDS_DIR,
+    show_default=True,
+    help="Directory of the shard archives (shard-K-of-N.db).",
+)
+
+
+class _OneLine(logging.Filter):
+    """Dramatiq logs some failures with their traceback: keep the line, drop the trace."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def _cluster_logging() -> None:
+    _daemon_logging()
+    root = logging.getLogger("podarchive")
+    engine = logging.getLogger("dramatiq")
+    engine.handlers[:] = list(root.handlers)
+    for handler in engine.handlers:
+        handler.addFilter(_OneLine())
+    engine.setLevel(logging.INFO if root.level <= logging.DEBUG else logging.ERROR)
+    engine.propagate = False
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[dict[str, int]]:
+    """SIGTERM and SIGINT set ``stop``; the dict says which came first."""
+    seen: dict[str, int] = {}
+
+    def on_signal(number: int, frame: Any) -> None:
+        seen.setdefault("signal", number)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield seen
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@click.command()
+@broker_option
+@click.option(
+    "--shard",
+    "shard_numbers",
+    type=click.IntRange(min=0),
+    multiple=True,
+    required=True,
+    metavar="K",
+    help="The shard to keep (repeat to keep several in one process).",
+)
+@shards_dir_option
+@private_hosts_option
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 512),
+    metavar="N",
+    help="Messages worked on at once per shard.  [default: twice PODARCHIVE_CONCURRENCY]",
+)
+@verbosity
+@translate_errors
+def worker(
+    broker_url: str,
+    shard_numbers: tuple[int, ...],
+    shards_dir: Path,
+    allow_private_hosts: bool,
+    threads: int | None,
+) -> None:
+    """Keep shard K's archive current from the broker's messages, until stopped.
+
+    Holds SHARDS_DIR/shard-K-of-N.db (created on first start) for its whole life: one
+    worker per shard. Publishes the archive's due times to the broker, then polls each
+    feed the scheduler enqueues for the shard, with its pages and files, exactly as 'run'
+    would; a message is acknowledged only once its feed is stored. Per-host politeness
+    (requests at once, the gap between them, Retry-After) is held in the broker, so it holds
+    over every worker. SIGTERM stops it with exit 0, Ctrl-C with 130; a feed not yet stored
+    is handed back to the queue.
+    """
+    from podarchive.cluster.worker import run_workers
+
+    _cluster_logging()
+    settings = run_settings(allow_private_hosts)
+    stop = threading.Event()
+    with _stop_on_signals(stop) as seen:
+        results = run_workers(
+            broker_url,
+            shard_numbers,
+            shards_dir,
+            settings=settings,
+            threads=threads,
+            stop=stop,
+        )
+    for shard, counts in sorted(results.items()):
+        logging.getLogger("podarchive").info(
+            "shard %d: stopped: %d polled, %d failed, %d skipped, %d handed back",
+            *(shard, counts.polled, counts.failed, counts.skipped, counts.redelivered),
+        )
+    if seen.get("signal") == signal.SIGINT:
+        sys.exit(130)
+
+
+@click.command()
+@broker_option
+@click.option(
+    "--shards",
+    type=click.IntRange(1, MAX_SHARDS),
+    metavar="N",
+    help="The number of shards: sets up a new cluster; must match an existing one.",
+)
+@schedules_option
+@allow_fast_option
+@click.option(
+    "--tick",
+    type=click.FloatRange(min=0.05),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often to look for due feeds (and changed schedule files).",
+)
+@click.option(
+    "--hold",
+    type=click.FloatRange(min=1.0),
+    default=900.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long an enqueued feed is not enqueued again while it waits for its worker.",
+)
+@click.option("--once", is_flag=True, help="One cycle, then exit (from cron, or to look).")
+@verbosity
+@translate_errors
+def scheduler(
+    broker_url: str,
+    shards: int | None,
+    schedules_dir: Path,
+    allow_fast: bool,
+    tick: float,
+    hold: float,
+    once: bool,
+) -> None:
+    """Enqueue each due feed of the schedule files, once, on its shard's queue.
+
+    Due-ness comes from the shards' own next_due_at (each worker publishes its archive's to
+    the broker); a claim in the broker keeps a second scheduler started by mistake from
+    enqueueing anything twice. The first scheduler of a new cluster sets its number of
+    shards (--shards N); 'podarchive reshard' changes it. A changed schedule file is read on
+    the next tick (a bad one keeps the last good schedule). SIGTERM stops it with exit 0,
+    Ctrl-C with 130.
+    """
+    from podarchive.cluster.broker import Cluster
+    from podarchive.cluster.scheduler import ClusterScheduler
+
+    _cluster_logging()
+    feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
+    cluster = Cluster(broker_url)
+    try:
+        cluster.ping()
+        if shards is not None:
+            have = cluster.init_shards(shards)
+            if have != shards:
+                raise UsageFailure(
+                    f"the cluster at {cluster.where} has {have} shards, not {shards} "
+                    "('podarchive reshard' changes it)"
+                )
+        runner = ClusterScheduler(
+            cluster,
+            lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
+            schedules_dir,
+            hold=hold,
+        )
+        del feeds
+        if once:
+            report = runner.cycle()
+            click.echo(f"enqueued {report.total} due feeds", err=True)
+            for shard in report.waiting_for_worker:
+                click.echo(f"podarchive: shard {shard}: no worker has published it yet", err=True)
+            return
+        stop = threading.Event()
+        with _stop_on_signals(stop) as seen:
+            runner.run(stop, tick)
+    finally:
+        cluster.close()
+    if seen.get("signal") == signal.SIGINT:
+        sys.exit(130)
+
+
+@click.command()
+@click.option(
+    "--shards",
+    "new_shards",
+    type=click.IntRange(1, MAX_SHARDS),
+    required=True,
+    metavar="M",
+    help="The number of shards to move to.",
+)
+@click.option(
+    "--from",
+    "old_shards",
+    type=click.IntRange(1, MAX_SHARDS),
+    metavar="N",
+    help="The layout to move from, when SHARDS_DIR holds several.",
+)
+@shards_dir_option
+@click.option(
+    "--broker",
+    "broker_url",
+    envvar="PODARCHIVE_BROKER",
+    metavar="URL",
+    help="Also tell the cluster's broker the new number (and drop its due index).",
+)
+@verbosity
+@translate_errors
+def reshard(
+    new_shards: int, old_shards: int | None, shards_dir: Path, broker_url: str | None
+) -> None:
+    """Move every feed, with its whole history, into a layout of M shards.
+
+    Stop the workers and the scheduler first (a worker holds its shard's lock). The new
+    archives shard-K-of-M.db are written beside the old ones, checked row for row against
+    them, and only then put in place; the old files are never changed (delete them when
+    the new layout serves you well). With --broker the cluster's number of shards is
+    changed too; start the workers with the new shards after.
+    """
+    from podarchive.cluster.reshard import reshard as move
+
+    report = move(shards_dir, new_shards, from_shards=old_shards)
+    if broker_url:
+        from podarchive.cluster.broker import Cluster
+
+        cluster = Cluster(broker_url)
+        try:
+            cluster.set_shards(new_shards)
+        finally:
+            cluster.close()
+    click.echo(_reshard_summary(report), err=True)
+
+
+def _reshard_summary(report: Any) -> str:
+    feeds = sum(report.feeds_per_shard.values()) if hasattr(report, "feeds_per_shard") else 0
+    return (
+        f"resharded {feeds} feeds from {report.old_shards} to {report.new_shards} shards "
+        f"in {report.seconds:.1f} s"
+    )
+
+
+COMMANDS = (worker, scheduler, reshard)
+__all__ = ["COMMANDS", "CommandFailure"]

@@ -1,0 +1,179 @@
+"""What every command shares: the one-line failures and their exit codes, logging, options.
+
+Exit codes: 0 every feed succeeded; 1 a feed (or the archive) failed, one line per
+failure on stderr; 2 a usage or configuration error; 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from podarchive.errors import ConfigError, PodarchiveError
+from podarchive.settings import Settings, settings_from_env
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_DB = Path("archive.db")
+DEFAULT_SCHEDULES = Path("schedules")
+
+
+class UsageFailure(click.ClickException):
+    """A configuration problem: one line on stderr, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podarchive: error: {self.message}", err=True)
+
+
+class CommandFailure(click.ClickException):
+    """The command ran but failed: one line on stderr, exit 1."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podarchive: {self.message}", err=True)
+
+
+class Interrupted(CommandFailure):
+    """Ctrl-C: one line on stderr (never click's "Aborted!"), exit 130."""
+
+    exit_code = 130
+
+
+INTERRUPTED = "interrupted"
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("podarchive")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+
+
+def run_settings(allow_private_hosts: bool) -> Settings:
+    """Settings from the environment, with ``--allow-private-hosts`` applied."""
+    settings = settings_from_env()
+    return settings.replace(allow_private_hosts=True) if allow_private_hosts else settings
+
+
+def verbosity(command: F) -> F:
+    """``-v`` on every command (repeat for more)."""
+
+    @click.option("-v", "--verbose", count=True, help="Log each feed (-vv for debugging).")
+    @wraps(command)
+    def wrapper(*args: Any, verbose: int, **kwargs: Any) -> Any:
+        _setup_logging(
+            verbose + (click.get_current_context().find_root().params.get("verbose") or 0)
+        )
+        return command(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def translate_errors(command: F) -> F:
+    """Library errors become one-line messages with the right exit code, never tracebacks:
+    a file or directory that cannot be written is exit 1, Ctrl-C exit 130."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except ConfigError as e:
+            raise UsageFailure(str(e)) from e
+        except PodarchiveError as e:
+            raise CommandFailure(str(e)) from e
+        except KeyboardInterrupt as e:  # a second Ctrl-C, or one before the work started
+            raise Interrupted(INTERRUPTED) from e
+        except OSError as e:
+            if e.errno == errno.EPIPE:
+                raise  # stdout closed early (| head): click's own business
+            raise CommandFailure(_os_error(e)) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _os_error(e: OSError) -> str:
+    """``archive/archive.db.checked: Permission denied``: the file and the reason."""
+    reason = e.strerror or str(e) or type(e).__name__
+    return f"{e.filename}: {reason}" if e.filename else reason
+
+
+@contextmanager
+def _stop_on_ctrl_c(stop: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C sets ``stop`` (the work in flight is given up, what was stored is
+    kept); a second one interrupts at once."""
+
+    def on_signal(number: int, frame: Any) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_signal)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def archive_option(help: str) -> Callable[[F], F]:
+    """``--db``, with what the command does with the file."""
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=DEFAULT_DB,
+        show_default=True,
+        help=help,
+    )
+
+
+db_option = archive_option("The archive file (created if there is none yet).")
+private_hosts_option = click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let URLs taken from feeds (episode pages, discovered feeds, site pages) reach "
+    "loopback and private addresses.",
+)
+allow_fast_option = click.option(
+    "--allow-fast",
+    is_flag=True,
+    help="Accept schedules polling more often than once a minute (for tests).",
+)
+schedules_option = click.option(
+    "--schedules",
+    "schedules_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_SCHEDULES,
+    show_default=True,
+    help="Directory of schedule files (*.toml).",
+)
+
+
+DAEMON_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _daemon_logging() -> None:
+    """INFO by default (one line per feed update), DEBUG with -v; no colours, one line each."""
+    root = logging.getLogger("podarchive")
+    extra = root.level <= logging.DEBUG  # -vv: APScheduler's own INFO lines too
+    root.setLevel(logging.DEBUG if root.level <= logging.INFO else logging.INFO)
+    formatter = logging.Formatter(DAEMON_LOG_FORMAT)
+    for handler in root.handlers:
+        handler.setFormatter(formatter)
+    aps = logging.getLogger("apscheduler")
+    aps.handlers[:] = list(root.handlers)
+    aps.setLevel(logging.INFO if extra else logging.WARNING)
+    aps.propagate = False

@@ -1,0 +1,565 @@
+"""The only Dramatiq and Redis user: the cluster's shared state, held in its broker.
+
+A cluster is one Redis server (``--broker redis://host:6379/0``). It holds:
+
+- ``podarchive:shards``: the number of shards, set by the first scheduler (``--shards``)
+  and changed only by ``reshard``;
+- per shard ``k``, the **due index** the workers publish from their archive's own
+  ``next_due_at``: ``podarchive:due:k`` (sorted set: configured URL → due time, epoch
+  seconds) and ``podarchive:stamps:k`` (hash: URL → ``next_due_at`` exactly as the archive
+  has it, or ``gone``), with ``podarchive:synced:k`` naming the worker's last full sync;
+- the **messages**, one Dramatiq queue per shard (``shard-k``, namespace ``podarchive.q``),
+  each message one feed to poll: its schedule entry and the due stamp it was enqueued for;
+- the **per-host politeness** every worker obeys (:class:`BrokerHostTurns`): requests in
+  flight per host, the gap between their starts, and Retry-After blocks;
+- ``podarchive:workers``: each shard's worker heartbeat, for ``status``.
+
+Enqueueing is a claim (:meth:`Cluster.claim`, one Lua script, atomic in Redis): a feed is
+claimed only while its due time has passed, and claiming pushes that time ``hold`` seconds
+on, so two schedulers never enqueue one feed twice. A worker's own check of the stamp
+(:mod:`podarchive.cluster.worker`) makes a duplicated or redelivered message harmless.
+
+Redis and Dramatiq errors are translated here into one-line :class:`BrokerError`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import dramatiq
+import redis
+from dramatiq.brokers.redis import RedisBroker
+from dramatiq.middleware import Retries
+
+from podarchive.clock import iso
+from podarchive.config import FeedSchedule
+from podarchive.errors import Abandoned, BrokerError, HostBackoff
+
+log = logging.getLogger("podarchive")
+
+PREFIX = "podarchive"
+QUEUE_NAMESPACE = "podarchive.q"  # Dramatiq's keys
+ACTOR = "poll_feed"
+GONE = "gone"
+#: A dead worker's unacknowledged messages go back on its queue once its heartbeat is this
+#: old (Dramatiq's own setting; the tests make it short).
+HEARTBEAT_TIMEOUT_MS = int(os.environ.get("PODARCHIVE_BROKER_HEARTBEAT_MS", "60000"))
+#: Per million broker calls, how many also requeue dead workers' messages (Dramatiq's
+#: default, 1,000, makes a one-worker queue wait ~15 minutes after a crash).
+MAINTENANCE_CHANCE = int(os.environ.get("PODARCHIVE_BROKER_MAINTENANCE", "50000"))
+BATCH = 1000  # URLs per claim script call and per pipeline of index writes
+
+
+def _translate(e: Exception, url: str) -> BrokerError:
+    where = _public(url)
+    if isinstance(e, redis.AuthenticationError):
+        return BrokerError(f"broker {where} refused the credentials")
+    if isinstance(e, redis.ConnectionError | redis.TimeoutError | OSError):
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return BrokerError(f"cannot reach the broker at {where}: {reason}")
+    return BrokerError(f"broker {where}: {type(e).__name__}: {str(e).splitlines()[0]}")
+
+
+def _public(url: str) -> str:
+    """The broker URL without its password, for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+@contextmanager
+def broker_errors(url: str) -> Iterator[None]:
+    """Redis errors inside the block become one-line :class:`BrokerError`."""
+    try:
+        yield
+    except redis.RedisError as e:
+        raise _translate(e, url) from e
+    except OSError as e:
+        raise _translate(e, url) from e
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def shards_key() -> str:
+    return f"{PREFIX}:shards"
+
+
+def due_key(shard: int) -> str:
+    return f"{PREFIX}:due:{shard}"
+
+
+def stamps_key(shard: int) -> str:
+    return f"{PREFIX}:stamps:{shard}"
+
+
+def synced_key(shard: int) -> str:
+    return f"{PREFIX}:synced:{shard}"
+
+
+def workers_key() -> str:
+    return f"{PREFIX}:workers"
+
+
+def queue_name(shard: int) -> str:
+    return f"shard-{shard}"
+
+
+# the messages ---------------------------------------------------------------------------
+
+
+def schedule_to_message(schedule: FeedSchedule) -> dict[str, Any]:
+    """A schedule entry as JSON values (timedeltas as seconds)."""
+    values = asdict(schedule)
+    for name in ("every", "page_every"):
+        value = values[name]
+        values[name] = None if value is None else value.total_seconds()
+    return values
+
+
+def schedule_from_message(values: dict[str, Any]) -> FeedSchedule:
+    """The inverse of :func:`schedule_to_message`; unknown keys are ignored (a newer
+    scheduler), so a message never fails a worker for a field it does not know."""
+    known = set(FeedSchedule.__dataclass_fields__)
+    kwargs = {k: v for k, v in values.items() if k in known}
+    for name in ("every", "page_every"):
+        if kwargs.get(name) is not None:
+            kwargs[name] = timedelta(seconds=float(kwargs[name]))
+    return FeedSchedule(**kwargs)
+
+
+def due_score(next_due_at: str | None) -> float:
+    """The due index's score for a stored ``next_due_at`` (None: due now)."""
+    if not next_due_at:
+        return 0.0
+    try:
+        stamp = datetime.fromisoformat(next_due_at.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
+
+
+class Redeliver(BrokerError):
+    """Raised by a message's handler: the feed was not stored (the worker is stopping, or the
+    broker failed mid-fetch); the message goes back on its queue, nothing is lost."""
+
+
+@dataclass(frozen=True, slots=True)
+class DueEntry:
+    """One feed of a shard, as its worker publishes it to the due index."""
+
+    url: str
+    next_due_at: str | None  # as the archive has it
+    gone: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A feed a scheduler claimed: enqueue it with the stamp it was due by."""
+
+    url: str
+    stamp: str | None  # None: the shard has never stored this feed
+
+
+# Lua: atomic in Redis, so two schedulers (or two threads) cannot both claim a feed.
+_CLAIM = """
+local now = tonumber(ARGV[1])
+local hold = tonumber(ARGV[2])
+local out = {}
+for i = 3, #ARGV do
+  local url = ARGV[i]
+  local score = redis.call('ZSCORE', KEYS[1], url)
+  local due
+  if score then
+    due = tonumber(score) <= now
+  else
+    due = redis.call('HEXISTS', KEYS[2], url) == 0
+  end
+  if due then
+    redis.call('ZADD', KEYS[1], now + hold, url)
+    table.insert(out, url)
+    table.insert(out, redis.call('HGET', KEYS[2], url) or '')
+  end
+end
+return out
+"""
+# Per-host turns. KEYS: slots (sorted set: token → lease end), next start (ms), starting
+# (the token of the request being started). ARGV: token, limit, slot lease ms, start lease
+# ms. Returns 0 (go) or the ms to wait before asking again.
+_TAKE_TURN = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 20 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 5 end
+local nxt = tonumber(redis.call('GET', KEYS[2]) or '0')
+if nxt > now then return nxt - now end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4])
+return 0
+"""
+# The request was sent: the next may start ``gap`` ms from now. KEYS: next start, starting.
+# ARGV: gap ms, token.
+_SENT = """
+if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+local gap = tonumber(ARGV[1])
+if gap <= 0 then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('SET', KEYS[1], now + gap, 'PX', gap)
+return 0
+"""
+
+
+class Cluster:
+    """A connection to the cluster's broker. Thread-safe (redis-py pools connections)."""
+
+    def __init__(self, url: str, *, connect_timeout: float = 5.0) -> None:
+        self.url = url
+        self.where = _public(url)
+        try:
+            self.redis = redis.Redis.from_url(
+                url,
+                socket_connect_timeout=connect_timeout,
+                socket_timeout=30,
+                health_check_interval=30,
+            )
+        except ValueError as e:
+            raise BrokerError(f"not a Redis URL: {_public(url)} ({e})") from e
+        self._claim = self.redis.register_script(_CLAIM)
+        self._take_turn = self.redis.register_script(_TAKE_TURN)
+        self._sent = self.redis.register_script(_SENT)
+        self._dramatiq: RedisBroker | None = None
+
+    def ping(self) -> None:
+        with broker_errors(self.url):
+            self.redis.ping()
+
+    def close(self) -> None:
+        self.redis.close()
+
+    # the cluster's settings
+
+    def shards(self) -> int | None:
+        """The cluster's number of shards; None before a scheduler set it."""
+        with broker_errors(self.url):
+            value = self.redis.get(shards_key())
+        return None if value is None else int(value)
+
+    def require_shards(self) -> int:
+        shards = self.shards()
+        if shards is None:
+            raise BrokerError(
+                f"no cluster at {self.where} yet: start 'podarchive scheduler --shards N' first"
+            )
+        return shards
+
+    def init_shards(self, shards: int) -> int:
+        """Set the number of shards unless one is set; returns the cluster's number."""
+        with broker_errors(self.url):
+            self.redis.set(shards_key(), shards, nx=True)
+        return self.require_shards()
+
+    def set_shards(self, shards: int) -> None:
+        """After a reshard: the new number, and every shard's due index dropped (each worker
+        publishes its own again when it starts)."""
+        with broker_errors(self.url):
+            old = self.shards() or 0
+            pipe = self.redis.pipeline()
+            for shard in range(max(old, shards)):
+                pipe.delete(due_key(shard), stamps_key(shard), synced_key(shard))
+            pipe.delete(workers_key())
+            pipe.set(shards_key(), shards)
+            pipe.execute()
+
+    # the due index (written by a shard's worker, read by schedulers)
+
+    def publish(self, shard: int, entries: Iterable[DueEntry]) -> int:
+        """Write feeds' due times into the shard's index; returns how many."""
+        count = 0
+        with broker_errors(self.url):
+            pipe = self.redis.pipeline(transaction=False)
+            for entry in entries:
+                if entry.gone:
+                    pipe.zrem(due_key(shard), entry.url)
+                    pipe.hset(stamps_key(shard), entry.url, GONE)
+                else:
+                    pipe.zadd(due_key(shard), {entry.url: due_score(entry.next_due_at)})
+                    pipe.hset(stamps_key(shard), entry.url, entry.next_due_at or "")
+                count += 1
+                if count % BATCH == 0:
+                    pipe.execute()
+            pipe.execute()
+        return count
+
+    def sync(self, shard: int, entries: Iterable[DueEntry]) -> int:
+        """Replace the shard's whole index with ``entries`` (a worker starting): the index
+        is rebuilt under temporary keys and renamed, so schedulers never see it half done."""
+        token = uuid.uuid4().hex
+        due_tmp, stamps_tmp = f"{due_key(shard)}:{token}", f"{stamps_key(shard)}:{token}"
+        count = 0
+        with broker_errors(self.url):
+            pipe = self.redis.pipeline(transaction=False)
+            for entry in entries:
+                if entry.gone:
+                    pipe.hset(stamps_tmp, entry.url, GONE)
+                else:
+                    pipe.zadd(due_tmp, {entry.url: due_score(entry.next_due_at)})
+                    pipe.hset(stamps_tmp, entry.url, entry.next_due_at or "")
+                count += 1
+                if count % BATCH == 0:
+                    pipe.execute()
+            pipe.execute()
+            swap = self.redis.pipeline(transaction=True)
+            swap.delete(due_key(shard), stamps_key(shard))
+            if self.redis.exists(due_tmp):
+                swap.rename(due_tmp, due_key(shard))
+            if self.redis.exists(stamps_tmp):
+                swap.rename(stamps_tmp, stamps_key(shard))
+            swap.set(synced_key(shard), f"{iso(datetime.now(UTC))} {token}")
+            swap.execute()
+        return count
+
+    def synced(self, shard: int) -> str | None:
+        """The shard's last full sync (its id), None when its index was never published."""
+        with broker_errors(self.url):
+            value = self.redis.get(synced_key(shard))
+        return None if value is None else _text(value)
+
+    def due_urls(self, shard: int, now: float, limit: int = 10_000) -> list[str]:
+        """URLs the shard's index says are due at ``now`` (epoch seconds), earliest first."""
+        with broker_errors(self.url):
+            urls = self.redis.zrangebyscore(due_key(shard), "-inf", now, start=0, num=limit)
+        return [_text(u) for u in urls]
+
+    def claim(self, shard: int, urls: Sequence[str], now: float, hold: float) -> list[Claimed]:
+        """Of ``urls``, those due (or never stored, never gone) claimed for enqueueing, their
+        due time pushed ``hold`` seconds on. Atomic: a URL is claimed by one caller."""
+        claimed: list[Claimed] = []
+        with broker_errors(self.url):
+            for start in range(0, len(urls), BATCH):
+                batch = list(urls[start : start + BATCH])
+                keys = [due_key(shard), stamps_key(shard)]
+                out = self._claim(keys=keys, args=[now, hold, *batch])
+                for i in range(0, len(out), 2):
+                    claimed.append(Claimed(_text(out[i]), _text(out[i + 1]) or None))
+        return claimed
+
+    def hold(self, shard: int, urls: Iterable[str], until: float) -> None:
+        """Push these feeds' due time to ``until`` (a feed not scheduled, a host's block)."""
+        with broker_errors(self.url):
+            mapping = dict.fromkeys(urls, until)
+            if mapping:
+                self.redis.zadd(due_key(shard), mapping, xx=True)
+
+    def index_size(self, shard: int) -> tuple[int, int]:
+        """Feeds in the shard's index: (polled, gone)."""
+        with broker_errors(self.url):
+            stamps = self.redis.hlen(stamps_key(shard))
+            due = self.redis.zcard(due_key(shard))
+        return due, stamps - due
+
+    # the messages
+
+    def dramatiq_broker(self) -> RedisBroker:
+        """Dramatiq's broker over this connection (one per process)."""
+        if self._dramatiq is None:
+            make: Any = RedisBroker  # untyped
+            self._dramatiq = make(
+                client=self.redis,
+                namespace=QUEUE_NAMESPACE,
+                middleware=[Retries(max_retries=5, min_backoff=1_000, max_backoff=60_000)],
+                heartbeat_timeout=HEARTBEAT_TIMEOUT_MS,
+                maintenance_chance=MAINTENANCE_CHANCE,
+            )
+        return self._dramatiq
+
+    def enqueue(self, shard: int, schedule: FeedSchedule, stamp: str | None) -> None:
+        """One message: poll this feed on its shard, if it is still due by ``stamp``."""
+        message: dramatiq.Message[Any] = dramatiq.Message(
+            queue_name=queue_name(shard),
+            actor_name=ACTOR,
+            args=(),
+            kwargs={"feed": schedule_to_message(schedule), "stamp": stamp},
+            options={},
+        )
+        with broker_errors(self.url):
+            self.dramatiq_broker().enqueue(message)
+
+    def queued(self, shard: int) -> int:
+        """Messages waiting on the shard's queue (not those being worked on)."""
+        with broker_errors(self.url):
+            return int(self.redis.llen(f"{QUEUE_NAMESPACE}:{queue_name(shard)}"))
+
+    def consume(
+        self,
+        shard: int,
+        handle: Callable[[FeedSchedule, str | None], None],
+        *,
+        threads: int,
+    ) -> dramatiq.Worker:
+        """Start a Dramatiq worker running ``handle(schedule, stamp)`` for each message of the
+        shard's queue on ``threads`` threads; the caller stops it (``worker.stop()``)."""
+        broker = self.dramatiq_broker()
+
+        def poll_feed(feed: dict[str, Any], stamp: str | None) -> None:
+            try:
+                handle(schedule_from_message(feed), stamp)
+            except Redeliver as e:  # retried by Dramatiq, without an error in its log
+                raise dramatiq.Retry(str(e), delay=1_000) from e
+
+        declare: Any = dramatiq.actor  # its overloads do not know the untyped RedisBroker
+        declare(poll_feed, actor_name=ACTOR, queue_name=queue_name(shard), broker=broker)
+        worker = dramatiq.Worker(
+            broker, queues={queue_name(shard)}, worker_threads=threads, worker_timeout=200
+        )
+        with broker_errors(self.url):
+            worker.start()
+        return worker
+
+    # workers' heartbeats
+
+    def beat(self, shard: int, info: dict[str, Any]) -> None:
+        with broker_errors(self.url):
+            self.redis.hset(workers_key(), str(shard), json.dumps(info, sort_keys=True))
+
+    def workers(self) -> dict[int, dict[str, Any]]:
+        with broker_errors(self.url):
+            raw = self.redis.hgetall(workers_key())
+        beats = {}
+        for key, value in raw.items():
+            try:
+                beats[int(key)] = json.loads(value)
+            except ValueError:
+                continue
+        return beats
+
+    # per-host politeness
+
+    def host_turns(
+        self, per_host: int, gap: float, deadline: float, connect: float
+    ) -> BrokerHostTurns:
+        return BrokerHostTurns(self, per_host, gap, deadline, connect)
+
+
+def worker_identity() -> dict[str, Any]:
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+class BrokerHostTurns:
+    """:class:`podarchive.fetch.HostTurns` held in the broker, for every worker at once: at
+    most ``per_host`` requests in flight to a host and ``gap`` seconds between the moments
+    two are sent, over the whole cluster; a host's Retry-After blocks every worker.
+
+    A turn is a lease: a worker that dies holding one frees it when the lease ends (the
+    fetch deadline plus a margin); the start of a request holds the host for at most the
+    connect timeout plus a margin until the request is written.
+    """
+
+    def __init__(
+        self, cluster: Cluster, per_host: int, gap: float, deadline: float, connect: float
+    ) -> None:
+        self._cluster = cluster
+        self._per_host = max(1, per_host)
+        self._gap_ms = max(0, int(gap * 1000))
+        self._lease_ms = int((deadline + 30) * 1000)
+        self._start_ms = int((connect + 5) * 1000)
+        self._lock = threading.Lock()
+        self._blocked: dict[str, datetime] = {}
+
+    @property
+    def blocked(self) -> dict[str, datetime]:
+        with self._lock:
+            return dict(self._blocked)
+
+    def _keys(self, host: str) -> tuple[str, str, str, str]:
+        base = f"{PREFIX}:host:{host}"
+        return f"{base}:slots", f"{base}:next", f"{base}:block", f"{base}:starting"
+
+    @contextmanager
+    def _broker(self) -> Iterator[None]:
+        """A broker failure in the middle of a fetch is not the feed's fault: the fetch is
+        given up (:class:`Abandoned`: nothing recorded) and its message retried."""
+        try:
+            with broker_errors(self._cluster.url):
+                yield
+        except BrokerError as e:
+            raise Abandoned(f"abandoned: {e}") from e
+
+    def block(self, host: str, until: datetime) -> None:
+        with self._lock:
+            self._blocked[host] = max(until, self._blocked.get(host, until))
+        stamp = until.timestamp()
+        try:
+            with broker_errors(self._cluster.url):
+                current = self._cluster.redis.get(self._keys(host)[2])
+                if current is None or float(current) < stamp:
+                    ms = max(1, int((stamp - time.time()) * 1000))
+                    self._cluster.redis.set(self._keys(host)[2], stamp, px=ms)
+        except BrokerError as e:  # this worker still knows it; the archive keeps it too
+            log.warning("%s: Retry-After not shared with the cluster: %s", host, e)
+
+    def blocked_until(self, host: str) -> datetime | None:
+        """When the host lets us back (a Retry-After any worker was given), if later than now."""
+        with self._broker():
+            value = self._cluster.redis.get(self._keys(host)[2])
+        if value is None:
+            return None
+        until = datetime.fromtimestamp(float(value), UTC)
+        return until if until > datetime.now(UTC) else None
+
+    def check(self, host: str) -> None:
+        until = self.blocked_until(host)
+        if until is not None:
+            raise HostBackoff(f"waiting: {host} asked us not to return before {iso(until)}")
+
+    @contextmanager
+    def slot(self, host: str) -> Iterator[Callable[[], None]]:
+        """Wait for the host's turn in the cluster; yields ``sent``, as HostLimiter.slot."""
+        slots, next_start, _, starting = self._keys(host)
+        token = uuid.uuid4().hex
+        while True:
+            with self._broker():
+                wait = int(
+                    self._cluster._take_turn(
+                        keys=[slots, next_start, starting],
+                        args=[token, self._per_host, self._lease_ms, self._start_ms],
+                    )
+                )
+            if wait <= 0:
+                break
+            time.sleep(wait / 1000)
+        done = False
+
+        def sent() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                with self._broker():
+                    self._cluster._sent(keys=[next_start, starting], args=[self._gap_ms, token])
+
+        try:
+            yield sent
+        finally:
+            try:
+                sent()
+            finally:
+                with suppress(redis.RedisError, OSError):  # else its lease frees it
+                    self._cluster.redis.zrem(slots, token)
