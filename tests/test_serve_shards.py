@@ -396,3 +396,9 @@ def test_two_archives_of_one_name_are_refused(shards: list[Path], tmp_path: Path
     with pytest.raises(PodarchiveError) as error:
         make_datasette([tmp_path / "a" / "archive.db", tmp_path / "all-shards.db"])
     assert "kept for the server's own use" in one_line_error(error)
+
+
+def test_no_archives_is_refused() -> None:
+    with pytest.raises(NotAnArchive) as error:
+        make_datasette([])
+    assert one_line_error(error) == "no archives to serve"

@@ -160,6 +160,8 @@ def make_datasette(
         raise DatasetteMissing(f"nh3 is not installed: {INSTALL_HINT}") from e
     _register_plugin()
     paths = [archives] if isinstance(archives, Path) else [Path(p) for p in archives]
+    if not paths:
+        raise NotAnArchive("no archives to serve")
     names = database_names(paths)
     groups = [] if isinstance(archives, Path) else shard_groups(names, attach_limit)
     files: list[str] = []
