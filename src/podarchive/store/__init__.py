@@ -11,7 +11,8 @@
   ``snapshots`` (raw bodies), ``feed_history`` (``reparse``; :class:`KnownItems`),
   ``backfill``, ``pages``, ``fetch_log`` and ``status``; ``documents`` (raw page,
   transcript and chapters bodies), ``episode_files`` (the transcript and chapters files an
-  episode lists), ``transcripts`` (segments) and ``chapters``.
+  episode lists), ``transcripts`` (segments) and ``chapters``;
+- ``transplant``: feeds copied between archives with their whole history (``reshard``).
 
 The store imports only ``podarchive.errors``, ``types`` and ``history`` (never fetch,
 pipeline or cli).
@@ -84,6 +85,14 @@ from .schema import (
 )
 from .snapshots import MAX_DELTA_DEPTH, SnapshotsMixin
 from .status import StatusMixin
+from .transplant import (
+    Transplanted,
+    archive_version,
+    content_keys,
+    feed_urls,
+    table_counts,
+    transplant,
+)
 
 __all__ = [
     "APPLICATION_ID",
@@ -134,13 +143,19 @@ __all__ = [
     "Row",
     "SaveStats",
     "Snapshot",
+    "Transplanted",
+    "archive_version",
     "check_archive",
     "check_file",
+    "content_keys",
+    "feed_urls",
     "fts_tables",
     "inspect_file",
     "refusal",
     "row_hash",
     "storage_error",
+    "table_counts",
+    "transplant",
 ]
 
 

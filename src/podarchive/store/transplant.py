@@ -1,0 +1,459 @@
+"""Feeds moved between archives with their whole history (``podarchive reshard``, #16).
+
+:func:`transplant` copies a chosen set of feeds from a source archive into a destination
+archive of the same schema version: every row that belongs to them, in every table, in one
+transaction of ``INSERT … SELECT`` statements over an attached, read-only source (never row
+by row in Python). The source is never written: it is attached ``immutable`` (or ``mode=ro``
+when a WAL holds part of it), so not a byte of its file changes.
+
+Row ids collide between archives, so each table's ids are offset by the destination's
+largest id, and every column that refers to that table (``PRAGMA foreign_key_list``) gets
+the same offset. Which columns refer to which table is read from the schema, not listed
+here; a column named ``…_id`` without a declared reference stops the copy (none exists at
+schema 11: ``links.revision_id``, ``tags.parent_id``, ``*.document_id`` and the others are
+all declared), and so does a table nobody decided about. No JSON column holds a row id
+(``backfill_pages.episode_keys`` holds episode keys, ``links`` URLs).
+
+What each table is, decided here:
+
+- ``feeds``: the root: the feeds whose configured URL (``feeds.url``, the feed's identity)
+  is asked for. A feed already in the destination is refused, never merged: two histories
+  of one feed cannot be interleaved after the fact.
+- Owned tables: every other table with a reference to ``feeds`` or ``episodes`` (episodes,
+  links, fetches, revisions, tags, pages' bodies, transcripts and chapters files, their
+  revisions, segments and chapters, backfill walks and pages, redirects, moves, feed
+  bodies). A row goes with the feed it refers to (through its episode when it names no
+  feed). Their ids are offset.
+- Content-addressed tables: ``documents`` and ``snapshots`` hold each distinct body once,
+  under its SHA-256, shared by every feed that served it (a snapshot may also be the delta
+  base of another feed's). The bodies the moved rows need are copied (a snapshot's delta
+  bases with it), each once: a body the destination already holds under the same hash is
+  the same bytes and is used as it is (taking the source's URL and time of first fetch
+  when that fetch was the earlier one). A copied snapshot keeps its owning feed when that
+  feed moves with it, else it is given the first moved feed that served it.
+- ``hosts``: per-host politeness (a server's Retry-After, a back-off), which belongs to no
+  feed and holds for every feed on that host, wherever it lives: merged whole into every
+  destination; of two rows for one host, the one blocking longer (the later
+  ``not_before``) stays, since forgetting a server's request to wait is the one mistake a
+  polite fetcher must not make.
+- Full-text tables (FTS5 with external content): never copied; the content tables'
+  triggers index every copied episode, segment and chapter as it is inserted, so the
+  indexes end consistent (``podarchive check``).
+
+With ``orphans``, the rows that belong to no feed of the source (a fetch logged without a
+feed or episode, a document nothing refers to; a sound archive has none) are copied too:
+``reshard`` gives them to the new layout's first shard, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from podarchive.errors import StorageError
+
+from .files import BUSY_TIMEOUT, check_file, storage_error
+from .schema import SCHEMA_VERSION
+
+ROOT = "feeds"
+CONTENT_TABLES = {"documents": "hash", "snapshots": "hash"}  # table → its content key
+MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
+OWNERS = ("feeds", "episodes")  # an owned table refers to one of these
+
+
+@dataclass(frozen=True, slots=True)
+class Transplanted:
+    """What one :func:`transplant` copied: feeds, and rows per table (hosts: merged)."""
+
+    feeds: int
+    rows: dict[str, int]
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    name: str
+    columns: tuple[str, ...]
+    references: dict[str, str]  # column → the table it refers to (by id)
+
+
+def _source_uri(path: Path) -> str:
+    """A read-only URI for ``path`` that changes no byte of it and leaves no side file
+    (``immutable`` without a WAL; ``mode=ro`` reads through one that holds data)."""
+    wal = Path(f"{path}-wal")
+    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+    return f"{Path(path).resolve().as_uri()}?{mode}"
+
+
+@contextmanager
+def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    check_file(path)
+    try:
+        conn = sqlite3.connect(_source_uri(path), uri=True, timeout=BUSY_TIMEOUT)
+    except sqlite3.Error as e:
+        raise storage_error(path, e, "cannot open archive") from e
+    with closing(conn):
+        try:
+            yield conn
+        except sqlite3.Error as e:
+            raise storage_error(path, e, "cannot read archive") from e
+
+
+def _schema_version(conn: sqlite3.Connection, schema: str = "main") -> int:
+    return int(conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0])
+
+
+def _is_fts(conn: sqlite3.Connection, schema: str) -> set[str]:
+    """The FTS tables and their shadow tables."""
+    fts = {
+        str(name)
+        for (name,) in conn.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+            "AND sql LIKE 'CREATE VIRTUAL TABLE%USING FTS5%'"
+        )
+    }
+    suffixes = ("", "_config", "_data", "_docsize", "_idx", "_content")
+    return {f"{name}{suffix}" for name in fts for suffix in suffixes}
+
+
+def _tables(conn: sqlite3.Connection, schema: str = "main") -> dict[str, _Table]:
+    """The archive's own tables (not FTS, not SQLite's), with columns and references."""
+    names = [
+        str(name)
+        for (name,) in conn.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    skip = _is_fts(conn, schema)
+    tables = {}
+    for name in names:
+        if name in skip:
+            continue
+        columns = tuple(str(r[1]) for r in conn.execute(f"PRAGMA {schema}.table_info([{name}])"))
+        references = {
+            str(r[3]): str(r[2])
+            for r in conn.execute(f"PRAGMA {schema}.foreign_key_list([{name}])")
+        }
+        tables[name] = _Table(name, columns, references)
+    return tables
+
+
+def _check_tables(tables: dict[str, _Table], where: Path) -> None:
+    """Every table has been decided about, and every ``…_id`` column is a declared reference."""
+    for table in tables.values():
+        undeclared = [c for c in table.columns if c.endswith("_id") and c not in table.references]
+        if undeclared:
+            raise StorageError(
+                f"cannot move feeds of {where}: {table.name}.{undeclared[0]} looks like a "
+                "reference but declares none"
+            )
+        known = table.name in (ROOT, *CONTENT_TABLES, *MERGED_TABLES)
+        if not known and not set(table.references.values()) & set(OWNERS):
+            raise StorageError(
+                f"cannot move feeds of {where}: table {table.name} belongs to no feed and "
+                "transplant does not know how to merge it"
+            )
+
+
+def _owned(table: _Table, alias: str = "s") -> str:
+    """The WHERE clause of ``table``'s rows that belong to the moved feeds."""
+    feeds = [c for c, t in table.references.items() if t == "feeds"]
+    episodes = [c for c, t in table.references.items() if t == "episodes"]
+    clauses = [f"{alias}.[{c}] IN (SELECT id FROM temp.moved_feeds)" for c in feeds]
+    no_feed = " AND ".join(f"{alias}.[{c}] IS NULL" for c in feeds) or "1"
+    clauses += [
+        f"({no_feed} AND {alias}.[{c}] IN (SELECT id FROM temp.moved_episodes))" for c in episodes
+    ]
+    return " OR ".join(clauses)
+
+
+def _orphan(table: _Table, alias: str = "s") -> str:
+    """The WHERE clause of ``table``'s rows that name no feed and no episode."""
+    owners = [c for c, t in table.references.items() if t in OWNERS]
+    return " AND ".join(f"{alias}.[{c}] IS NULL" for c in owners)
+
+
+def transplant(
+    source: Path,
+    destination: Path,
+    feed_urls: Iterable[str],
+    *,
+    orphans: bool = False,
+    check: bool = True,
+) -> Transplanted:
+    """Copy the feeds of ``source`` whose configured URLs are ``feed_urls``, with every row
+    that belongs to them, into the archive ``destination`` (same schema version), in one
+    transaction; ``hosts`` are merged whole (see the module's docstring).
+
+    ``source`` is never written. A URL that is not a feed of ``source``, or already one of
+    ``destination``, is :class:`StorageError` and nothing is copied. With ``check``, the
+    destination's foreign keys are checked before the commit.
+    """
+    started = time.perf_counter()
+    source, destination = Path(source), Path(destination)
+    info = check_file(source)
+    if info.kind != "archive":
+        raise StorageError(f"no archive at {source}")
+    target = check_file(destination)
+    if target.kind != "archive" or target.version != SCHEMA_VERSION:
+        raise StorageError(
+            f"{destination} is not an archive of schema version {SCHEMA_VERSION}: open it "
+            "with this podarchive first"
+        )
+    if info.version != SCHEMA_VERSION:
+        raise StorageError(
+            f"{source} has schema version {info.version}, not {SCHEMA_VERSION}: open it with "
+            "this podarchive first (any run migrates it)"
+        )
+    urls = sorted(set(feed_urls))
+    try:
+        conn = sqlite3.connect(
+            destination.resolve().as_uri() + "?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT,
+            isolation_level=None,
+        )
+    except sqlite3.Error as e:
+        raise storage_error(destination, e, "cannot open archive") from e
+    with closing(conn):
+        try:
+            conn.execute("PRAGMA foreign_keys = OFF")  # checked whole, before the commit
+            conn.execute("ATTACH DATABASE ? AS src", [_source_uri(source)])
+            try:
+                rows, feeds = _copy(conn, source, destination, urls, orphans=orphans, check=check)
+            finally:
+                conn.execute("DETACH DATABASE src")
+        except sqlite3.Error as e:
+            raise storage_error(destination, e, f"cannot move feeds of {source} into") from e
+    return Transplanted(feeds, rows, time.perf_counter() - started)
+
+
+def _copy(
+    conn: sqlite3.Connection,
+    source: Path,
+    destination: Path,
+    urls: list[str],
+    *,
+    orphans: bool,
+    check: bool,
+) -> tuple[dict[str, int], int]:
+    tables = _tables(conn, "main")
+    theirs = _tables(conn, "src")
+    if _schema_version(conn, "src") != _schema_version(conn, "main"):
+        raise StorageError(f"{source} and {destination} have different schema versions")
+    if {t: set(x.columns) for t, x in theirs.items()} != {
+        t: set(x.columns) for t, x in tables.items()
+    }:
+        raise StorageError(f"{source} and {destination} have different tables or columns")
+    _check_tables(tables, source)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = _copy_rows(conn, tables, source, destination, urls, orphans=orphans)
+        if check:
+            problem = conn.execute("PRAGMA main.foreign_key_check").fetchone()
+            if problem is not None:
+                raise StorageError(
+                    f"moving feeds of {source} into {destination} left {problem[0]} row "
+                    f"{problem[1]} referring to a missing {problem[2]} row; nothing was copied"
+                )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        for name in (
+            "wanted",
+            "moved_feeds",
+            "moved_episodes",
+            *(f"map_{t}" for t in CONTENT_TABLES),
+        ):
+            conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+    return rows, rows.get(ROOT, 0)
+
+
+def _copy_rows(
+    conn: sqlite3.Connection,
+    tables: dict[str, _Table],
+    source: Path,
+    destination: Path,
+    urls: list[str],
+    *,
+    orphans: bool,
+) -> dict[str, int]:
+    conn.execute("CREATE TEMP TABLE wanted (url TEXT PRIMARY KEY)")
+    conn.executemany("INSERT INTO temp.wanted VALUES (?)", [(u,) for u in urls])
+    conn.execute(
+        "CREATE TEMP TABLE moved_feeds AS SELECT id FROM src.feeds WHERE url IN "
+        "(SELECT url FROM temp.wanted)"
+    )
+    missing = conn.execute(
+        "SELECT url FROM temp.wanted WHERE url NOT IN (SELECT url FROM src.feeds) LIMIT 1"
+    ).fetchone()
+    if missing is not None:
+        raise StorageError(f"{missing[0]} is not a feed of {source}")
+    there = conn.execute(
+        "SELECT url FROM main.feeds WHERE url IN (SELECT url FROM temp.wanted) LIMIT 1"
+    ).fetchone()
+    if there is not None:
+        raise StorageError(f"{there[0]} is already a feed of {destination}; not merging it")
+    conn.execute(
+        "CREATE TEMP TABLE moved_episodes AS SELECT id FROM src.episodes "
+        "WHERE feed_id IN (SELECT id FROM temp.moved_feeds)"
+    )
+    conn.execute("CREATE UNIQUE INDEX temp.moved_feeds_id ON moved_feeds (id)")
+    conn.execute("CREATE UNIQUE INDEX temp.moved_episodes_id ON moved_episodes (id)")
+    offsets = {
+        name: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM main.[{name}]").fetchone()[0])
+        for name, table in tables.items()
+        if name not in MERGED_TABLES
+    }
+    _map_snapshots(conn, offsets["snapshots"])
+    _map_documents(conn, tables, offsets["documents"], orphans=orphans)
+
+    def value(table: _Table, column: str) -> str:
+        """The destination's value of ``column`` for a source row ``s``."""
+        if column == "id":
+            referred = table.name
+        elif column in table.references:
+            referred = table.references[column]
+        else:
+            return f"s.[{column}]"
+        if referred in CONTENT_TABLES:
+            return f"(SELECT new FROM temp.map_{referred} WHERE old = s.[{column}])"
+        return f"s.[{column}] + {offsets[referred]}"
+
+    rows: dict[str, int] = {}
+    for name, table in tables.items():
+        columns = ", ".join(f"[{c}]" for c in table.columns)
+        if name in MERGED_TABLES:
+            key = MERGED_TABLES[name]
+            updates = ", ".join(f"[{c}] = excluded.[{c}]" for c in table.columns if c != key)
+            cursor = conn.execute(
+                f"INSERT INTO main.[{name}] ({columns}) SELECT {columns} FROM src.[{name}] "
+                f"WHERE true ON CONFLICT ([{key}]) DO UPDATE SET {updates} "
+                f"WHERE excluded.not_before > coalesce([{name}].not_before, '')"
+            )
+            rows[name] = cursor.rowcount
+            continue
+        values = ", ".join(value(table, c) for c in table.columns)
+        if name == "snapshots":
+            # its owner: the feed itself when it moves, else the first moved feed it served
+            values = values.replace(f"s.[feed_id] + {offsets[ROOT]}", f"m.owner + {offsets[ROOT]}")
+            where = "JOIN temp.map_snapshots m ON m.old = s.id WHERE m.fresh"
+        elif name == "documents":
+            where = "JOIN temp.map_documents m ON m.old = s.id WHERE m.fresh"
+        elif name == ROOT:
+            where = "WHERE s.id IN (SELECT id FROM temp.moved_feeds)"
+        else:
+            where = f"WHERE {_owned(table)}"
+            if orphans:
+                where += f" OR ({_orphan(table)})"
+        cursor = conn.execute(
+            f"INSERT INTO main.[{name}] ({columns}) SELECT {values} FROM src.[{name}] s {where}"
+        )
+        rows[name] = cursor.rowcount
+    for name in CONTENT_TABLES:  # a body both hold: the first fetch of it is the earlier one
+        conn.execute(
+            f"UPDATE main.[{name}] AS d SET url = s.url, content_type = s.content_type, "
+            f"first_fetched_at = s.first_fetched_at FROM temp.map_{name} m "
+            f"JOIN src.[{name}] s ON s.id = m.old "
+            "WHERE d.id = m.new AND NOT m.fresh AND s.first_fetched_at < d.first_fetched_at"
+        )
+    return rows
+
+
+def _map_snapshots(conn: sqlite3.Connection, offset: int) -> None:
+    """``temp.map_snapshots``: each snapshot the moved feeds need (the bodies they served,
+    the snapshots they own, the delta bases of those) → its id in the destination, whether
+    it is to be copied (``fresh``: no body of its hash there yet) and its owner there."""
+    conn.execute(
+        "CREATE TEMP TABLE map_snapshots "
+        "(old INTEGER PRIMARY KEY, new INTEGER NOT NULL, fresh INTEGER, owner INTEGER)"
+    )
+    conn.execute(
+        "WITH RECURSIVE need (id, feed) AS ("
+        " SELECT snapshot_id, feed_id FROM src.feed_bodies"
+        " WHERE feed_id IN (SELECT id FROM temp.moved_feeds)"
+        " UNION SELECT id, feed_id FROM src.snapshots"
+        " WHERE feed_id IN (SELECT id FROM temp.moved_feeds)"
+        " UNION SELECT s.base_id, need.feed FROM need JOIN src.snapshots s ON s.id = need.id"
+        " WHERE s.base_id IS NOT NULL) "
+        "INSERT INTO temp.map_snapshots (old, new, fresh, owner) "
+        f"SELECT s.id, coalesce(d.id, s.id + {offset}), d.id IS NULL, "
+        " CASE WHEN s.feed_id IN (SELECT id FROM temp.moved_feeds) THEN s.feed_id"
+        " ELSE min(need.feed) END "
+        "FROM need JOIN src.snapshots s ON s.id = need.id "
+        "LEFT JOIN main.snapshots d ON d.hash = s.hash GROUP BY s.id"
+    )
+
+
+def _map_documents(
+    conn: sqlite3.Connection, tables: dict[str, _Table], offset: int, *, orphans: bool
+) -> None:
+    """``temp.map_documents``: each document a moved row refers to (with ``orphans``, also
+    each one no row refers to) → its id in the destination, and whether to copy it."""
+    needed = []
+    unreferenced = []
+    for table in tables.values():
+        for column, referred in table.references.items():
+            if referred != "documents":
+                continue
+            owned = _owned(table)
+            needed.append(f"SELECT s.[{column}] FROM src.[{table.name}] s WHERE {owned}")
+            unreferenced.append(
+                f"SELECT [{column}] FROM src.[{table.name}] WHERE [{column}] IS NOT NULL"
+            )
+    if orphans:
+        referenced = " UNION ".join(unreferenced) or "SELECT NULL WHERE false"
+        needed.append(f"SELECT id FROM src.documents WHERE id NOT IN ({referenced})")
+    conn.execute(
+        "CREATE TEMP TABLE map_documents (old INTEGER PRIMARY KEY, new INTEGER NOT NULL, fresh "
+        "INTEGER)"
+    )
+    if not needed:
+        return
+    conn.execute(
+        "INSERT INTO temp.map_documents (old, new, fresh) "
+        f"SELECT s.id, coalesce(d.id, s.id + {offset}), d.id IS NULL FROM src.documents s "
+        f"LEFT JOIN main.documents d ON d.hash = s.hash WHERE s.id IN ({' UNION '.join(needed)})"
+    )
+
+
+# reading a source, for reshard's plan and its verification -----------------------------------
+
+
+def feed_urls(path: Path) -> list[str]:
+    """The configured URLs of the feeds of the archive at ``path``, read without a write."""
+    with _read_only(path) as conn:
+        return [str(u) for (u,) in conn.execute("SELECT url FROM feeds ORDER BY id")]
+
+
+def archive_version(path: Path) -> int:
+    """The schema version of the archive at ``path`` (refusing what is no archive)."""
+    info = check_file(path)
+    if info.kind != "archive":
+        raise StorageError(f"no archive at {path}")
+    return info.version
+
+
+def table_counts(path: Path) -> dict[str, int]:
+    """Rows per table of the archive at ``path`` (not the full-text tables)."""
+    with _read_only(path) as conn:
+        return {
+            name: int(conn.execute(f"SELECT count(*) FROM [{name}]").fetchone()[0])
+            for name in _tables(conn)
+        }
+
+
+def content_keys(path: Path) -> dict[str, set[str]]:
+    """The keys of the shared tables (document and snapshot hashes, hosts) of ``path``."""
+    with _read_only(path) as conn:
+        return {
+            table: {str(k) for (k,) in conn.execute(f"SELECT [{key}] FROM [{table}]")}
+            for table, key in {**CONTENT_TABLES, **MERGED_TABLES}.items()
+        }
