@@ -271,6 +271,20 @@ class Cluster:
             )
         return shards
 
+    def wait_for_shards(self, stop: threading.Event, poll: float = 1.0) -> int | None:
+        """The cluster's number of shards, waiting (until ``stop``) for a scheduler to set
+        it: a worker may start first (systemd starts units in any order)."""
+        told = False
+        while not stop.is_set():
+            shards = self.shards()
+            if shards is not None:
+                return shards
+            if not told:
+                log.info("waiting for 'podarchive scheduler --shards N' to set up %s", self.where)
+                told = True
+            stop.wait(poll)
+        return None
+
     def init_shards(self, shards: int) -> int:
         """Set the number of shards unless one is set; returns the cluster's number."""
         with broker_errors(self.url):

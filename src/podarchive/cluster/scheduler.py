@@ -99,6 +99,12 @@ class ClusterScheduler:
         """Claim and enqueue what is due now, shard by shard."""
         if self.watch is not None and fingerprint(self.watch) != self._fingerprint:
             self.reload()
+        have = self.cluster.init_shards(self.shards)  # again, after a broker that lost it
+        if have != self.shards:
+            raise BrokerError(
+                f"the cluster at {self.cluster.where} now has {have} shards, this scheduler "
+                f"{self.shards}: restart it"
+            )
         report = CycleReport()
         for shard in range(self.shards):
             self._cycle_shard(shard, report)

@@ -126,6 +126,7 @@ class ShardWorker:
         with lock.acquire(), Archive(self.path) as archive:
             self._archive = archive
             self._publish_all(archive)
+            self._beat_once()
             beats = threading.Thread(target=self._beat, name="podarchive-beat", daemon=True)
             beats.start()
             consumer = self.cluster.consume(self.shard, self._handle, threads=self.threads)
@@ -303,6 +304,8 @@ def run_workers(
     clusters = [Cluster(broker_url) for _ in shards]
     try:
         clusters[0].ping()
+        if clusters[0].wait_for_shards(stop) is None:
+            return {}  # stopped while waiting
         workers = [
             ShardWorker(c, k, directory, settings=settings, threads=threads)
             for c, k in zip(clusters, dict.fromkeys(shards), strict=False)
