@@ -186,19 +186,30 @@ COLUMNS = (
 
 def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     """A plain aligned text table, one feed per line, then the daemon's line."""
-    lines = []
-    rows = [COLUMNS] + [_cells(feed, now) for feed in doc["feeds"]]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    lines = feed_lines(doc["feeds"], now)
     if not doc["feeds"]:
         lines.append("(no feeds in the archive yet)")
     lines.append("")
     lines.append(daemon_line(doc["daemon"], now))
-    if doc["failing"]:
-        days = _span(timedelta(seconds=doc["failing_for_seconds"]))
-        lines.append(f"failing for more than {days}: {plural(len(doc['failing']), 'feed')}")
+    lines.extend(failing_lines(doc))
     return "\n".join(lines) + "\n"
+
+
+def feed_lines(feeds: Sequence[Mapping[str, Any]], now: datetime) -> list[str]:
+    """The table's lines: its header, then one line per feed."""
+    rows = [COLUMNS] + [_cells(feed, now) for feed in feeds]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def failing_lines(doc: Mapping[str, Any]) -> list[str]:
+    if not doc["failing"]:
+        return []
+    days = _span(timedelta(seconds=doc["failing_for_seconds"]))
+    return [f"failing for more than {days}: {plural(len(doc['failing']), 'feed')}"]
 
 
 def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:

@@ -429,8 +429,33 @@ def daemon(
     metavar="INTERVAL",
     help="Exit 1 when a feed has been failing for longer than this (e.g. 6h, 1d, 1w).",
 )
+@click.option(
+    "--shards-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A cluster's shard archives (shard-K-of-N.db) instead of --db: every shard's feeds.",
+)
+@click.option(
+    "--shards",
+    type=click.IntRange(1, 4096),
+    metavar="N",
+    help="With --shards-dir: the layout of N shards (needed when it holds several).",
+)
+@click.option(
+    "--broker",
+    "broker_url",
+    envvar="PODARCHIVE_BROKER",
+    metavar="URL",
+    help="With --shards-dir: also each shard's worker and queue, from the cluster's Redis.",
+)
 @translate_errors
-def status(db_path: Path, as_json: bool, failing_for: str) -> None:
+def status(
+    db_path: Path,
+    as_json: bool,
+    failing_for: str,
+    shards_dir: Path | None,
+    shards: int | None,
+    broker_url: str | None,
+) -> None:
     """Show each feed's health and whether the daemon is alive.
 
     A table: last success, errors, next due, episodes, pages still missing (with the
@@ -438,6 +463,9 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
     then the daemon's heartbeat. Exit 1 when any feed has been failing longer than
     --failing-for (for monitoring), else 0. Reads the archive without writing anything,
     so anyone who may read the file can run it.
+
+    With --shards-dir, the feeds of every shard of a cluster, each shard's line, and with
+    --broker its worker and queue; exit 1 also when a shard has no live worker.
     """
     import json
 
@@ -449,6 +477,11 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
         threshold = parse_interval(failing_for)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--failing-for") from e
+    if shards_dir is not None:
+        from podarchive.cli.cluster import cluster_status
+
+        cluster_status(shards_dir, shards, broker_url, threshold, as_json)
+        return
     if not db_path.is_file():
         raise CommandFailure(f"no archive at {db_path}")
     with Archive.open_to_read(db_path) as archive:
@@ -469,17 +502,41 @@ def status(db_path: Path, as_json: bool, failing_for: str) -> None:
 @click.option(
     "--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port."
 )
+@click.option(
+    "--shards-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Browse a cluster's shard archives (shard-K-of-N.db) instead of --db.",
+)
+@click.option(
+    "--shards",
+    type=click.IntRange(1, 4096),
+    metavar="N",
+    help="With --shards-dir holding several layouts: the one of N shards.",
+)
 @translate_errors
-def serve(db_path: Path, host: str, port: int) -> None:
+def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: int | None) -> None:
     """Browse and search the archive in Datasette, with podarchive's metadata.
 
     Table titles and descriptions, facets, full-text search on episodes, and canned
     queries: search show notes, most-linked domains, episodes linking to a URL or domain,
     what changed recently, removed episodes, failing feeds, episodes by year. Read-only;
-    needs the datasette extra.
+    needs the datasette extra. With --shards-dir, every shard of a cluster in one
+    Datasette: each shard its own database, and 'all-shards' searching them all at once.
     """
     from podarchive.serve import serve as serve_archive
+    from podarchive.serve import serve_shards
 
+    if shards_dir is not None:
+        serve_shards(
+            shards_dir,
+            shards=shards,
+            host=host,
+            port=port,
+            announce=lambda url: click.echo(
+                f"serving {shards_dir} at {url} (Ctrl-C stops)", err=True
+            ),
+        )
+        return
     serve_archive(
         db_path,
         host=host,

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,18 @@ shards_dir_option = click.option(
     show_default=True,
     help="Directory of the shard archives (shard-K-of-N.db).",
 )
+
+
+def _need_cluster_extra() -> None:
+    """The cluster's libraries come with the ``cluster`` extra: without them, one line."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("dramatiq", "redis") if find_spec(name) is None]
+    if missing:
+        raise CommandFailure(
+            f"{' and '.join(missing)} not installed: pip install -e '.[cluster]' "
+            "(the cluster's commands need them; run and daemon do not)"
+        )
 
 
 class _OneLine(logging.Filter):
@@ -128,6 +141,7 @@ def worker(
     over every worker. SIGTERM stops it with exit 0, Ctrl-C with 130; a feed not yet stored
     is handed back to the queue.
     """
+    _need_cluster_extra()
     from podarchive.cluster.worker import run_workers
 
     _cluster_logging()
@@ -198,6 +212,7 @@ def scheduler(
     the next tick (a bad one keeps the last good schedule). SIGTERM stops it with exit 0,
     Ctrl-C with 130.
     """
+    _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
     from podarchive.cluster.scheduler import ClusterScheduler
 
@@ -276,6 +291,7 @@ def reshard(
 
     report = move(shards_dir, new_shards, from_shards=old_shards)
     if broker_url:
+        _need_cluster_extra()
         from podarchive.cluster.broker import Cluster
 
         cluster = Cluster(broker_url)
@@ -283,15 +299,61 @@ def reshard(
             cluster.set_shards(new_shards)
         finally:
             cluster.close()
-    click.echo(_reshard_summary(report), err=True)
+    click.echo(_reshard_summary(report))
 
 
 def _reshard_summary(report: Any) -> str:
-    feeds = sum(report.feeds_per_shard.values()) if hasattr(report, "feeds_per_shard") else 0
     return (
-        f"resharded {feeds} feeds from {report.old_shards} to {report.new_shards} shards "
-        f"in {report.seconds:.1f} s"
+        f"resharded {report.feeds_moved} feeds from {report.old_shards} to "
+        f"{report.new_shards} shards in {report.seconds:.1f} s"
     )
+
+
+def cluster_status(
+    shards_dir: Path,
+    shards: int | None,
+    broker_url: str | None,
+    threshold: timedelta,
+    as_json: bool,
+) -> None:
+    """``status --shards-dir``: every shard's feeds, and with a broker its workers (exit 1:
+    a feed failing longer than the threshold, or a shard without a live worker)."""
+    import json
+
+    from podarchive.clock import utcnow
+    from podarchive.cluster.shards import find_shards, parse_shard_name
+    from podarchive.cluster.status import cluster_report, render_cluster
+    from podarchive.store import Archive
+
+    paths = find_shards(shards_dir, shards)
+    parsed = [parse_shard_name(p.name) for p in paths]
+    count = next(p[1] for p in parsed if p is not None)
+    feeds: dict[int, Any] = dict.fromkeys(range(count))
+    for path, names in zip(paths, parsed, strict=True):
+        assert names is not None
+        with Archive.open_to_read(path) as archive:
+            feeds[names[0]] = archive.feed_statuses()
+    workers = queued = None
+    where = None
+    if broker_url:
+        _need_cluster_extra()
+        from podarchive.cluster.broker import Cluster
+
+        cluster = Cluster(broker_url)
+        try:
+            workers = cluster.workers()
+            queued = {k: cluster.queued(k) for k in range(count)}
+            where = cluster.where
+        finally:
+            cluster.close()
+    now = utcnow()
+    doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_cluster(doc, now), nl=False)
+    if doc["failing"] or doc["workers_missing"]:
+        sys.exit(1)
 
 
 COMMANDS = (worker, scheduler, reshard)
