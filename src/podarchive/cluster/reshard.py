@@ -179,14 +179,14 @@ def _build(
     feeds = [0] * len(partials)
     for k, partial in enumerate(partials):
         for n, path in enumerate(old_paths):
-            done = transplant(
-                path, partial, plan[path][k], orphans=k == 0, check=n == len(old_paths) - 1
-            )
+            last = n == len(old_paths) - 1
+            done = transplant(path, partial, plan[path][k], orphans=k == 0, check=last, bulk=True)
             feeds[k] += done.feeds
             for table, count in done.rows.items():
                 if table not in SHARED_TABLES:
                     rows[table] = rows.get(table, 0) + count
     for partial in partials:
+        Archive(partial).close()  # its lookup indexes built again, its WAL mode back
         for table, count in table_counts(partial).items():
             if table in SHARED_TABLES:
                 rows[table] = rows.get(table, 0) + count

