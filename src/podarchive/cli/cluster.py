@@ -32,6 +32,7 @@ from podarchive.cli.common import (
     verbosity,
 )
 from podarchive.config import load_schedules
+from podarchive.errors import ConfigError
 
 DEFAULT_SHARDS_DIR = Path("shards")
 MAX_SHARDS = 4096  # podarchive.cluster.shards.MAX_SHARDS, without importing the package
@@ -191,6 +192,14 @@ def worker(
     metavar="SECONDS",
     help="How long an enqueued feed is not enqueued again while it waits for its worker.",
 )
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Feeds of a shard per message (a message's own cost is spread over them).",
+)
 @click.option("--once", is_flag=True, help="One cycle, then exit (from cron, or to look).")
 @verbosity
 @translate_errors
@@ -201,6 +210,7 @@ def scheduler(
     allow_fast: bool,
     tick: float,
     hold: float,
+    batch: int,
     once: bool,
 ) -> None:
     """Enqueue each due feed of the schedule files, once, on its shard's queue.
@@ -233,6 +243,7 @@ def scheduler(
             lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
             schedules_dir,
             hold=hold,
+            batch=batch,
         )
         del feeds
         if once:
@@ -289,7 +300,10 @@ def reshard(
     """
     from podarchive.cluster.reshard import reshard as move
 
-    report = move(shards_dir, new_shards, from_shards=old_shards)
+    try:
+        report = move(shards_dir, new_shards, from_shards=old_shards)
+    except ConfigError as e:  # the layout's own wording names serve's and status's option
+        raise UsageFailure(str(e).replace("give --shards N", "give --from N")) from e
     if broker_url:
         _need_cluster_extra()
         from podarchive.cluster.broker import Cluster

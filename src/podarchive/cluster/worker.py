@@ -184,15 +184,20 @@ class ShardWorker:
 
     # Dramatiq's threads
 
-    def _handle(self, schedule: FeedSchedule, stamp: str | None) -> None:
-        """One message: hand the feed to the stream, wait until it is stored."""
-        job = _Job(schedule, stamp)
-        self._intake.put(job)
-        while not job.done.wait(0.5):
-            if self._stop.is_set() and not job.done.wait(5):
-                raise Redeliver(f"{schedule.label}: the worker stopped before it was stored")
-        if job.redeliver:
-            raise Redeliver(f"{schedule.label}: {job.outcome}")
+    def _handle(self, feeds: list[tuple[FeedSchedule, str | None]]) -> None:
+        """One message: hand its feeds to the stream, wait until each is stored (or skipped).
+        Any not stored sends the message back; those stored are skipped by their stamp."""
+        jobs = [_Job(schedule, stamp) for schedule, stamp in feeds]
+        for job in jobs:
+            self._intake.put(job)
+        for job in jobs:
+            while not job.done.wait(0.5):
+                if self._stop.is_set() and not job.done.wait(5):
+                    label = job.schedule.label
+                    raise Redeliver(f"{label}: the worker stopped before it was stored")
+        back = [job for job in jobs if job.redeliver]
+        if back:
+            raise Redeliver(f"{back[0].schedule.label}: {back[0].outcome}")
 
     def _abandon_waiting(self) -> None:
         while True:
