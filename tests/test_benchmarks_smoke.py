@@ -77,3 +77,17 @@ def test_store_cost_smoke_prints_the_save_cost_and_the_sizes() -> None:
     assert json.loads(first)["episodes"] == 40
     assert any(line.startswith("episodes ") for line in table)
     assert "function calls" in proc.stdout  # the profile
+
+
+@pytest.mark.slow
+def test_cluster_benchmark_smoke_run() -> None:
+    """``cluster.py`` runs real ``podarchive worker`` processes over a real Redis; it checks
+    the server's counts itself (every feed requested once, the unchanged ones 304)."""
+    from redis_server import redis_binary
+
+    redis_binary()  # skips without redis-server (fails where CI requires it)
+    proc = smoke("cluster.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 worker processes (2 shards each)" in proc.stdout
+    assert "broker overhead per feed" in proc.stdout
+    assert "4.5 million feeds hourly" in proc.stdout

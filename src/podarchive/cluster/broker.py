@@ -60,6 +60,7 @@ HEARTBEAT_TIMEOUT_MS = int(os.environ.get("PODARCHIVE_BROKER_HEARTBEAT_MS", "150
 #: default, 1,000, makes a one-worker queue wait ~15 minutes after a crash).
 MAINTENANCE_CHANCE = int(os.environ.get("PODARCHIVE_BROKER_MAINTENANCE", "50000"))
 BATCH = 1000  # URLs per claim script call and per pipeline of index writes
+BLOCK_RECHECK = 2.0  # seconds a worker trusts what it last read of a host's Retry-After
 
 
 def _translate(e: Exception, url: str) -> BrokerError:
@@ -200,19 +201,20 @@ end
 return out
 """
 # Per-host turns. KEYS: slots (sorted set: token → lease end), next start (ms), starting
-# (the token of the request being started). ARGV: token, limit, slot lease ms, start lease
-# ms. Returns 0 (go) or the ms to wait before asking again.
+# (the token of the request being started, only with a gap: the gap counts from when a
+# request is sent, so none starts meanwhile). ARGV: token, limit, slot lease ms, start lease
+# ms (0: no gap). Returns 0 (go) or the ms to wait before asking again.
 _TAKE_TURN = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 20 end
-if redis.call('EXISTS', KEYS[3]) == 1 then return 5 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 25 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 20 end
 local nxt = tonumber(redis.call('GET', KEYS[2]) or '0')
 if nxt > now then return nxt - now end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4])
+if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4]) end
 return 0
 """
 # The request was sent: the next may start ``gap`` ms from now. KEYS: next start, starting.
@@ -500,9 +502,10 @@ class BrokerHostTurns:
         self._per_host = max(1, per_host)
         self._gap_ms = max(0, int(gap * 1000))
         self._lease_ms = int((deadline + 30) * 1000)
-        self._start_ms = int((connect + 5) * 1000)
+        self._start_ms = int((connect + 5) * 1000) if self._gap_ms else 0
         self._lock = threading.Lock()
         self._blocked: dict[str, datetime] = {}
+        self._seen: dict[str, tuple[float, datetime | None]] = {}  # host → (asked at, until)
 
     @property
     def blocked(self) -> dict[str, datetime]:
@@ -526,6 +529,7 @@ class BrokerHostTurns:
     def block(self, host: str, until: datetime) -> None:
         with self._lock:
             self._blocked[host] = max(until, self._blocked.get(host, until))
+            self._seen[host] = (time.monotonic(), self._blocked[host])
         stamp = until.timestamp()
         try:
             with broker_errors(self._cluster.url):
@@ -537,13 +541,23 @@ class BrokerHostTurns:
             log.warning("%s: Retry-After not shared with the cluster: %s", host, e)
 
     def blocked_until(self, host: str) -> datetime | None:
-        """When the host lets us back (a Retry-After any worker was given), if later than now."""
-        with self._broker():
-            value = self._cluster.redis.get(self._keys(host)[2])
-        if value is None:
-            return None
-        until = datetime.fromtimestamp(float(value), UTC)
-        return until if until > datetime.now(UTC) else None
+        """When the host lets us back (a Retry-After any worker was given), if later than now.
+        Asked of the broker at most every :data:`BLOCK_RECHECK` seconds per host: a block is
+        rare and long (Retry-After is seconds to days), a GET per request is not free."""
+        now = time.monotonic()
+        with self._lock:
+            seen = self._seen.get(host)
+        if seen is None or now - seen[0] > BLOCK_RECHECK:
+            with self._broker():
+                value = self._cluster.redis.get(self._keys(host)[2])
+            until = None if value is None else datetime.fromtimestamp(float(value), UTC)
+            with self._lock:
+                if len(self._seen) > 10_000:
+                    self._seen.clear()
+                self._seen[host] = (now, until)
+        else:
+            until = seen[1]
+        return until if until is not None and until > datetime.now(UTC) else None
 
     def check(self, host: str) -> None:
         until = self.blocked_until(host)
