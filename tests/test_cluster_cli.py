@@ -203,3 +203,27 @@ def test_a_schedule_entry_reaches_the_worker_whole() -> None:
         transcripts=False,
     )
     assert schedule_from_message(json.loads(json.dumps(schedule_to_message(entry)))) == entry
+
+
+def test_a_second_worker_of_a_shard_is_refused(tmp_path: Path, redis_server: RedisServer) -> None:
+    """One writer per shard: the archive's lock, held here as a first worker would."""
+    from podarchive.lock import archive_lock
+
+    probe = Cluster(redis_server.url)
+    probe.init_shards(SHARDS)
+    probe.close()
+    directory = tmp_path / "shards"
+    directory.mkdir()
+    held = archive_lock(shard_path(directory, 1, SHARDS)).acquire()
+    try:
+        done = run(
+            "worker", "--broker", redis_server.url, "--shard", "1",
+            "--shards-dir", str(directory),
+        )  # fmt: skip
+    finally:
+        held.release()
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("podarchive: another worker or run (pid ")
+    assert lines[-1].endswith(f"holds {shard_path(directory, 1, SHARDS)}")
+    assert "Traceback" not in done.stderr

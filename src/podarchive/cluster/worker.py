@@ -152,16 +152,23 @@ class ShardWorker:
         return self.counts
 
     def _beat(self) -> None:
+        """Every BEAT_EVERY seconds: the heartbeat, and the due index published again if the
+        broker lost it. An outage is logged once, and its end once."""
+        trouble = False
         while not self._stop.wait(BEAT_EVERY):
             try:
                 self._beat_once()
                 if self.cluster.synced(self.shard) is None:
-                    log.warning(
-                        "shard %d: the broker lost its due index: publishing it", self.shard
-                    )
+                    log.warning("shard %d: the broker lost its due index", self.shard)
                     self._resync.set()
             except BrokerError as e:
-                log.warning("shard %d: heartbeat: %s", self.shard, e)
+                if not trouble:
+                    log.warning("shard %d: %s (trying again every %g s)", self.shard, e, BEAT_EVERY)
+                trouble = True
+            else:
+                if trouble:
+                    log.info("shard %d: the broker is back", self.shard)
+                trouble = False
 
     def _beat_once(self, *, stopped: bool = False) -> None:
         info: dict[str, Any] = {
