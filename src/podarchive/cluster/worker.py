@@ -124,6 +124,7 @@ class ShardWorker:
             archive_lock_path(self.path), what="another worker or run", target=str(self.path)
         )
         with lock.acquire(), Archive(self.path) as archive:
+            archive.check_daily()  # never write into a damaged shard (as run and the daemon)
             self._archive = archive
             self._publish_all(archive)
             self._beat_once()
