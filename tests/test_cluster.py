@@ -197,17 +197,26 @@ def test_the_per_host_limit_and_gap_hold_across_workers(redis_server: RedisServe
         w.close()
 
 
-def test_a_retry_after_given_to_one_worker_holds_every_worker(redis_server: RedisServer) -> None:
-    one, other = Cluster(redis_server.url), Cluster(redis_server.url)
-    a = one.host_turns(per_host=2, gap=0, deadline=30, connect=5)
-    b = other.host_turns(per_host=2, gap=0, deadline=30, connect=5)
-    b.check("feeds.example.com")  # nothing yet
+def test_a_retry_after_given_to_one_worker_holds_every_worker(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen by every worker: at once by one that had not asked about the host, and by one
+    that had within BLOCK_RECHECK seconds (made 0 here, not waited for)."""
+    import podarchive.cluster.broker as broker
+
+    one, other, third = (Cluster(redis_server.url) for _ in range(3))
+    a, b, c = (w.host_turns(per_host=2, gap=0, deadline=30, connect=5) for w in (one, other, third))
+    c.check("feeds.example.com")  # nothing yet, and c remembers that for a while
     a.block("feeds.example.com", datetime.now(UTC) + timedelta(hours=1))
     with pytest.raises(HostBackoff, match="asked us not to return before"):
         b.check("feeds.example.com")
     b.check("other.example.com")
-    one.close()
-    other.close()
+    c.check("feeds.example.com")  # its own recent look still stands…
+    monkeypatch.setattr(broker, "BLOCK_RECHECK", 0.0)
+    with pytest.raises(HostBackoff):
+        c.check("feeds.example.com")  # …until it looks again
+    for w in (one, other, third):
+        w.close()
 
 
 def test_an_unreachable_broker_is_one_line(tmp_path: Path) -> None:
@@ -343,6 +352,20 @@ def test_the_cluster_polls_each_due_feed_once_through_its_faults(
                 lambda: probe.workers()[shard]["skipped"] >= skipped_before + 4,
             )
             assert hits(target) == 2  # one poll for the three current copies, none for stale
+
+            # 2b. an index that went wrong (a stale stamp, due now) is set right by the worker
+            # that skips the message the schedulers send for it: no request, no loop
+            stamps, due = f"podarchive:stamps:{shard}", f"podarchive:due:{shard}"
+            probe.redis.hset(stamps, target, "2020-01-01T00:00:00Z")
+            probe.redis.zadd(due, {target: 0})
+            wait_for("the index repaired", lambda: probe.redis.zscore(due, target) > time.time())
+            with Archive.open_to_read(shard_path(tmp_path / "shards", shard, SHARDS)) as a:
+                ((_, next_due_at, _),) = list(a.due_stamps(target))
+            wait_for(
+                "the stamp repaired",
+                lambda: probe.redis.hget(stamps, target) == next_due_at.encode(),
+            )
+            assert hits(target) == 2
 
             # 3. a worker killed in the middle of a feed
             slow_url = site.url("/feed/slow")

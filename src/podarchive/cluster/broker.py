@@ -586,6 +586,8 @@ class BrokerHostTurns:
             nonlocal done
             if not done:
                 done = True
+                if not self._gap_ms:
+                    return  # no gap, no start lease: nothing to tell the broker
                 with self._broker():
                     self._cluster._sent(keys=[next_start, starting], args=[self._gap_ms, token])
 

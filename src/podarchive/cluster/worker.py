@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +48,7 @@ from podarchive.store import Archive, check_file
 
 log = logging.getLogger("podarchive")
 BEAT_EVERY = 2.0  # seconds between heartbeats (and checks that the due index is there)
+PUBLISH_BATCH = 64  # due times sent to the broker's index in one round trip
 
 
 @dataclass(slots=True)
@@ -112,6 +113,7 @@ class ShardWorker:
         self._started_at = iso(utcnow())
         self._resync = threading.Event()
         self._archive: Archive | None = None  # while run() holds it
+        self._unpublished: dict[str, DueEntry] = {}  # due times not yet in the broker
 
     # the process's life
 
@@ -148,6 +150,7 @@ class ShardWorker:
                 stop.set()
                 consumer.stop(timeout=10_000)
                 self._abandon_waiting()
+                self._flush()
                 archive.checkpoint()
             self._beat_once(stopped=True)
         return self.counts
@@ -226,11 +229,15 @@ class ShardWorker:
             self._resync.clear()
             self._republish()
         try:
-            job = self._intake.get(timeout=0.05) if block else self._intake.get_nowait()
+            job = self._intake.get_nowait()
         except queue.Empty:
-            if self._stop.is_set():
-                raise StopIteration from None
-            return None
+            self._flush()  # idle: the due times stored so far go to the broker
+            try:
+                job = self._intake.get(timeout=0.05) if block else self._intake.get_nowait()
+            except queue.Empty:
+                if self._stop.is_set():
+                    raise StopIteration from None
+                return None
         skip = self._skip_reason(job)
         if skip is not None:
             self.counts.skipped += 1
@@ -248,19 +255,26 @@ class ShardWorker:
             return "already being polled (a duplicated message)"
         assert self._archive is not None
         current = next(self._archive.due_stamps(url), None)
+        # each skip also sets the broker's index right, so the feed is not claimed again
+        # with the same stale stamp (a missed publish, an index from another layout)
         if current is not None:
             _, next_due_at, gone = current
             if gone:
-                self.cluster.publish(self.shard, [DueEntry(url, None, gone=True)])
+                self._queue_publish([DueEntry(url, None, gone=True)])
                 return "gone (410)"
             if next_due_at != job.stamp:
+                self._queue_publish([DueEntry(url, next_due_at)])
                 return "already polled for this due time (a duplicated or late message)"
         elif job.stamp is not None:
+            self._queue_publish([DueEntry(url, None)])  # never stored here: due as new
             return "not in this shard's archive (a message from before a reshard?)"
         host = urlsplit(url).hostname or ""
         until = self._host_block(host)
         if until is not None:
-            self.cluster.hold(self.shard, [url], until.timestamp())
+            try:
+                self.cluster.hold(self.shard, [url], until.timestamp())
+            except BrokerError as e:
+                log.warning("shard %d: %s", self.shard, e)
             return f"{host} asked us not to return before {iso(until)}"
         return None
 
@@ -281,17 +295,30 @@ class ShardWorker:
             self.counts.polled += 1
         else:
             self.counts.failed += 1
-        try:
-            self._publish_one(url)
-        except BrokerError as e:  # the next start publishes it; a late message is skipped
-            log.warning("shard %d: %s: due time not published: %s", self.shard, url, e)
+        assert self._archive is not None
+        self._queue_publish(DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url))
         if job is not None:
             job.finish("polled" if report.ok else f"failed: {report.error}")
 
-    def _publish_one(self, url: str) -> None:
-        assert self._archive is not None
-        entries = [DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url)]
-        self.cluster.publish(self.shard, entries)
+    def _queue_publish(self, entries: Iterable[DueEntry]) -> None:
+        """Due times for the broker's index, sent :data:`PUBLISH_BATCH` at a time or when
+        the stream is idle: a claim holds a feed for minutes, so a second's delay is safe,
+        and one round trip per feed is not free. Lost in a crash, they are published by
+        the next start, and a late message meanwhile is skipped (and sets the index right)."""
+        for entry in entries:
+            self._unpublished[entry.url] = entry
+        if len(self._unpublished) >= PUBLISH_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._unpublished:
+            return
+        try:
+            self.cluster.publish(self.shard, list(self._unpublished.values()))
+        except BrokerError as e:  # kept, and sent with the next batch
+            log.debug("shard %d: due times not published yet: %s", self.shard, e)
+            return
+        self._unpublished.clear()
 
     def _republish(self) -> None:
         if self._archive is not None:
