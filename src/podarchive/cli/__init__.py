@@ -34,6 +34,7 @@ from podarchive.cli.common import (
     private_hosts_option,
     run_settings,
     schedules_option,
+    shards_layout_options,
     translate_errors,
     verbosity,
 )
@@ -429,16 +430,8 @@ def daemon(
     metavar="INTERVAL",
     help="Exit 1 when a feed has been failing for longer than this (e.g. 6h, 1d, 1w).",
 )
-@click.option(
-    "--shards-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="A cluster's shard archives (shard-K-of-N.db) instead of --db: every shard's feeds.",
-)
-@click.option(
-    "--shards",
-    type=click.IntRange(1, 4096),
-    metavar="N",
-    help="With --shards-dir: the layout of N shards (needed when it holds several).",
+@shards_layout_options(
+    "A cluster's shard archives (shard-K-of-N.db) instead of --db: every shard's feeds."
 )
 @click.option(
     "--broker",
@@ -502,17 +495,7 @@ def status(
 @click.option(
     "--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port."
 )
-@click.option(
-    "--shards-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Browse a cluster's shard archives (shard-K-of-N.db) instead of --db.",
-)
-@click.option(
-    "--shards",
-    type=click.IntRange(1, 4096),
-    metavar="N",
-    help="With --shards-dir holding several layouts: the one of N shards.",
-)
+@shards_layout_options("Browse a cluster's shard archives (shard-K-of-N.db) instead of --db.")
 @translate_errors
 def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: int | None) -> None:
     """Browse and search the archive in Datasette, with podarchive's metadata.

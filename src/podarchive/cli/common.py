@@ -177,3 +177,22 @@ def _daemon_logging() -> None:
     aps.handlers[:] = list(root.handlers)
     aps.setLevel(logging.INFO if extra else logging.WARNING)
     aps.propagate = False
+
+
+def shards_layout_options(help: str) -> Callable[[F], F]:
+    """``--shards-dir DIR`` (a cluster's shard archives, instead of ``--db``; ``help`` says
+    what the command does with them) and ``--shards N`` (which layout, when DIR holds
+    several): ``status`` and ``serve``."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--shards",
+            type=click.IntRange(1, 4096),
+            metavar="N",
+            help="With --shards-dir holding several layouts: the one of N shards.",
+        )(command)
+        return click.option(
+            "--shards-dir", type=click.Path(file_okay=False, path_type=Path), help=help
+        )(command)
+
+    return decorate
