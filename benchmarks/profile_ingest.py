@@ -56,7 +56,7 @@ RULES: list[tuple[str, str]] = [
     ("bs4 tree build", r"/bs4/__init__\.py|/bs4/builder/|/bs4/dammit\.py"),
     ("own walk (extract)", r"/podarchive/extract/"),
     ("URL work", r"/podarchive/urls\.py"),
-    ("feed scan (lxml)", r"/podarchive/podcast_ns\.py"),
+    ("feed scan (lxml)", r"/podarchive/(podcast_ns|item_split)\.py"),
     ("parse (own)", r"/podarchive/(parse|feed_encoding|chapters)\.py"),
     ("row derivation", r"/podarchive/(rows|identity|reading|history)\.py"),
     ("sqlite (store)", r"/sqlite_utils/|/podarchive/store/|/sqlite3/"),

@@ -24,7 +24,7 @@ from typing import Any
 
 from feedgen import FeedSpec, feed
 
-from podarchive import podcast_ns
+from podarchive import item_split
 from podarchive.reading import read_feed, with_item_hashes
 from podarchive.rows import channel_row
 from podarchive.store import Archive
@@ -39,7 +39,7 @@ def prepared(feeds: int, episodes: int) -> list[dict[str, Any]]:
     for k in range(feeds):
         url = f"https://bench.example/f/{k}.xml"
         body = feed(FeedSpec(name=f"f{k}", episodes=episodes))
-        split = podcast_ns.split_items(body, f"bench\0{url}\0")
+        split = item_split.split_items(body, f"bench\0{url}\0")
         read = read_feed(body, {}, url)
         snapshot = Snapshot(body, url, "application/rss+xml")
         if split is not None:

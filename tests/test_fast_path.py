@@ -16,7 +16,7 @@ import pytest
 from loopback import FIXTURES, LoopbackSite
 from test_history import keyed_dump
 
-from podarchive import podcast_ns
+from podarchive import item_split
 from podarchive.config import FeedSchedule
 from podarchive.run import update_feeds
 from podarchive.settings import Settings
@@ -50,7 +50,7 @@ def bodies(original: bytes) -> list[bytes]:
             b"<channel><lastBuildDate>Tue, 02 Jan 2024 10:00:00 GMT</lastBuildDate>",
             1,
         )
-    split = podcast_ns.split_items(dated)
+    split = item_split.split_items(dated)
     if split is None:
         return [original, dated]
     a, b = split.spans[0]
@@ -125,7 +125,7 @@ def test_fast_path_parses_only_new_items(
     monkeypatch.setattr(reading, "parse_feed", counting)  # small runs parse inline
     sequence = bodies((FIXTURES / "pytorch" / "feed.xml").read_bytes())
     db = archive_sequence(tmp_path, site, sequence, True)
-    total = len(podcast_ns.split_items(sequence[0]).spans)  # type: ignore[union-attr]
+    total = len(item_split.split_items(sequence[0]).spans)  # type: ignore[union-attr]
     assert seen == [total, 0, 1, 1, 1]  # full, none, the new one, the edited one, it reverted
     with Archive(db) as archive:
         assert archive.count("episodes") == total + 1

@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "identity",
                 "history",
                 "podcast_ns",
+                "item_split",
                 "parse",
                 "extract",
                 "policy",

@@ -44,7 +44,7 @@ from podarchive.types import (
 from podarchive.urls import normalize_url
 
 if TYPE_CHECKING:
-    from podarchive.podcast_ns import FeedSplit
+    from podarchive.item_split import FeedSplit
     from podarchive.reading import FeedRead
 
 log = logging.getLogger("podarchive")
@@ -174,7 +174,7 @@ def fetch_feed(
         digest = hashlib.sha256(result.body).hexdigest()
         if digest == state.content_hash:
             return FeedOutcome(schedule, state, records, result, content_hash=digest)
-        from podarchive.podcast_ns import split_items  # the parsers load on the first change
+        from podarchive.item_split import split_items  # the parsers load on the first change
         from podarchive.rows import channel_row
 
         split = split_items(result.body, _item_context(result))

@@ -1,7 +1,7 @@
 """Feed and page bytes → what the archive stores, as jobs that can run in parallel. Pure.
 
 :func:`read_feed` parses one document (a whole body, or its skeleton with some of its items,
-see :class:`~podarchive.podcast_ns.FeedSplit`) and derives the episode rows. It runs in a
+see :class:`~podarchive.item_split.FeedSplit`) and derives the episode rows. It runs in a
 worker process when a run is big (:mod:`podarchive.cpu`), so its result is small and
 picklable: the channel, the rows, and the keys and guids of the items, not the parsed feed.
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from podarchive.chapters import parse_chapters_json
 from podarchive.extract import extract_page
 from podarchive.identity import episode_key
+from podarchive.item_split import FeedSplit
 from podarchive.mediatype import parse_content_type
 from podarchive.parse import parse_feed
-from podarchive.podcast_ns import FeedSplit
 from podarchive.policy import PodcastIdentity
 from podarchive.rows import episode_writes
 from podarchive.transcripts import MEDIA_TYPES, parse_transcript
@@ -72,7 +72,7 @@ def read_feed(
     """Parse ``document`` and derive its rows (raises ParseError like parse_feed).
 
     ``hashes``: the raw hash of each item of ``document``, in order (from its
-    :class:`~podarchive.podcast_ns.FeedSplit`), to carry in the writes.
+    :class:`~podarchive.item_split.FeedSplit`), to carry in the writes.
     """
     parsed = parse_feed(document, headers, url=url)
     writes, duplicates = episode_writes(parsed, url)

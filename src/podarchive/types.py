@@ -268,7 +268,7 @@ class EpisodeWrite:
     key: str
     row: Row
     links: tuple[Link, ...]
-    item_hash: str | None = None  # the raw item's hash (podcast_ns.split_items), if known
+    item_hash: str | None = None  # the raw item's hash (item_split.split_items), if known
     tags: tuple[Tag, ...] = ()  # the item's extension elements (#13), synced when its bytes change
 
 
@@ -338,7 +338,7 @@ class Snapshot:
     body: bytes
     url: str
     content_type: str | None
-    # where the items lie in ``body`` and their hash (podcast_ns.FeedSplit), when split:
+    # where the items lie in ``body`` and their hash (item_split.FeedSplit), when split:
     # a body whose items region matches an earlier snapshot's is kept as a delta
     items_from: int | None = None
     items_to: int | None = None
