@@ -32,6 +32,7 @@ from podarchive.cluster.broker import (
     schedule_from_message,
     schedule_to_message,
 )
+from podarchive.cluster.host_turns import BrokerHostTurns
 from podarchive.cluster.shards import shard_of, shard_path
 from podarchive.config import FeedSchedule
 from podarchive.errors import HostBackoff, StorageError
@@ -168,7 +169,7 @@ def test_the_per_host_limit_and_gap_hold_across_workers(redis_server: RedisServe
     """Two workers' limiters (two connections), six threads: never more than two requests
     in flight to the host, and each start at least the gap after the one before."""
     workers = [Cluster(redis_server.url) for _ in range(2)]
-    turns = [w.host_turns(per_host=2, gap=0.05, deadline=30, connect=5) for w in workers]
+    turns = [BrokerHostTurns(w, per_host=2, gap=0.05, deadline=30, connect=5) for w in workers]
     lock = threading.Lock()
     in_flight, most, starts = [0], [0], []
 
@@ -202,17 +203,19 @@ def test_a_retry_after_given_to_one_worker_holds_every_worker(
 ) -> None:
     """Seen by every worker: at once by one that had not asked about the host, and by one
     that had within BLOCK_RECHECK seconds (made 0 here, not waited for)."""
-    import podarchive.cluster.broker as broker
+    import podarchive.cluster.host_turns as host_turns
 
     one, other, third = (Cluster(redis_server.url) for _ in range(3))
-    a, b, c = (w.host_turns(per_host=2, gap=0, deadline=30, connect=5) for w in (one, other, third))
+    a, b, c = (
+        BrokerHostTurns(w, per_host=2, gap=0, deadline=30, connect=5) for w in (one, other, third)
+    )
     c.check("feeds.example.com")  # nothing yet, and c remembers that for a while
     a.block("feeds.example.com", datetime.now(UTC) + timedelta(hours=1))
     with pytest.raises(HostBackoff, match="asked us not to return before"):
         b.check("feeds.example.com")
     b.check("other.example.com")
     c.check("feeds.example.com")  # its own recent look still stands…
-    monkeypatch.setattr(broker, "BLOCK_RECHECK", 0.0)
+    monkeypatch.setattr(host_turns, "BLOCK_RECHECK", 0.0)
     with pytest.raises(HostBackoff):
         c.check("feeds.example.com")  # …until it looks again
     for w in (one, other, third):

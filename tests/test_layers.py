@@ -65,7 +65,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "adapters",
-        frozenset({"fetch", "netguard", "store", "lock", "cpu", "config", "progress", "malloc"}),
+        frozenset(
+            {"fetch", "hosts", "netguard", "store", "lock", "cpu", "config", "progress", "malloc"}
+        ),
     ),
     (
         "app",

@@ -37,28 +37,27 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import certifi
 import httpx
 
 from podarchive import netguard
-from podarchive.clock import iso, now_iso, utcnow
+from podarchive.clock import now_iso, utcnow
 from podarchive.errors import (
     Abandoned,
     BlockedURL,
     BodyTooLarge,
     FetchError,
     FetchTimeout,
-    HostBackoff,
     HTTPStatusError,
     RedirectError,
     shorten,
 )
+from podarchive.hosts import HostLimiter, HostTurns
 from podarchive.netguard import (
     AddressCheck,
     Resolver,
@@ -142,82 +141,6 @@ def _gunzip_sniffed(body: bytes, limit: int) -> bytes:
     decoder = _Decoder("gzip", limit)
     out = decoder.feed(body, 0)
     return out + decoder.flush()
-
-
-class HostTurns(Protocol):
-    """Per-host politeness as a :class:`Fetcher` asks for it: :class:`HostLimiter` in one
-    process; the cluster's limiter holds the same limit and gap in its broker (#16)."""
-
-    @property
-    def blocked(self) -> dict[str, datetime]: ...
-
-    def block(self, host: str, until: datetime) -> None: ...
-
-    def check(self, host: str) -> None: ...
-
-    def slot(self, host: str) -> AbstractContextManager[Callable[[], None]]: ...
-
-
-class HostLimiter:
-    """Per host: at most ``per_host`` requests in flight, ``gap`` seconds between the moments
-    they are sent, and none at all before a time the host asked for (Retry-After)."""
-
-    def __init__(
-        self, per_host: int, gap: float = 0.0, blocked: dict[str, datetime] | None = None
-    ) -> None:
-        self._per_host = max(1, per_host)
-        self._gap = max(0.0, gap)
-        self._lock = threading.Lock()
-        self._semaphores: dict[str, threading.Semaphore] = {}
-        self._starters: dict[str, threading.Lock] = {}
-        self._next_start: dict[str, float] = {}
-        self.blocked: dict[str, datetime] = dict(blocked or {})
-
-    def block(self, host: str, until: datetime) -> None:
-        with self._lock:
-            self.blocked[host] = max(until, self.blocked.get(host, until))
-
-    def check(self, host: str) -> None:
-        with self._lock:
-            until = self.blocked.get(host)
-        if until is not None and until > utcnow():
-            stamp = iso(until)
-            raise HostBackoff(f"waiting: {host} asked us not to return before {stamp}")
-
-    @contextmanager
-    def slot(self, host: str) -> Iterator[Callable[[], None]]:
-        """Wait for a turn at ``host``; yields ``sent``, to call once the request is written.
-
-        Until ``sent()`` (or the end of the block) no other request to the host starts, and
-        the next one waits ``gap`` seconds from that moment: connection setup of varying
-        length cannot bunch the requests up.
-        """
-        with self._lock:
-            semaphore = self._semaphores.setdefault(host, threading.Semaphore(self._per_host))
-            starter = self._starters.setdefault(host, threading.Lock())
-        with semaphore:
-            if self._gap <= 0:
-                yield lambda: None
-                return
-            starter.acquire()  # released by sent(), possibly inside the block
-            done = False
-
-            def sent() -> None:
-                nonlocal done
-                if not done:
-                    done = True
-                    with self._lock:
-                        self._next_start[host] = time.monotonic() + self._gap
-                    starter.release()
-
-            try:
-                with self._lock:
-                    wait = self._next_start.get(host, 0.0) - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                yield sent
-            finally:
-                sent()
 
 
 @functools.cache

@@ -27,7 +27,8 @@ from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.episode_files import FileOutcome, fetch_file, store_file
 from podarchive.errors import Abandoned
-from podarchive.fetch import Fetcher, HostTurns
+from podarchive.fetch import Fetcher
+from podarchive.hosts import HostTurns
 from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
 from podarchive.pipeline import FeedOutcome, FeedReport, Known, due_feeds, fetch_feed, store_feed
 from podarchive.settings import Settings

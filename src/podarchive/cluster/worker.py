@@ -30,13 +30,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from podarchive.clock import iso, utcnow
-from podarchive.cluster.broker import (
-    BrokerHostTurns,
-    Cluster,
-    DueEntry,
-    Redeliver,
-    worker_identity,
-)
+from podarchive.cluster.broker import Cluster, DueEntry, Redeliver, worker_identity
+from podarchive.cluster.host_turns import BrokerHostTurns
 from podarchive.cluster.shards import check_shard, shard_of, shard_path
 from podarchive.config import FeedSchedule
 from podarchive.errors import Abandoned, BrokerError
@@ -100,7 +95,8 @@ class ShardWorker:
         self.settings = settings or Settings()
         # enough Dramatiq threads waiting on stored feeds to keep every fetch slot busy
         self.threads = threads or max(2, 2 * self.settings.concurrency)
-        self.hosts: BrokerHostTurns = cluster.host_turns(
+        self.hosts = BrokerHostTurns(
+            cluster,
             self.settings.per_host,
             self.settings.host_gap,
             self.settings.deadline,
