@@ -84,6 +84,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "scheduler",
                 "status",
                 "serve",
+                "shard_search",
                 "cluster",
             }
         ),  # fmt: skip

@@ -23,15 +23,9 @@ from podarchive.cluster.shards import shard_of, shard_path
 from podarchive.config import FeedSchedule
 from podarchive.errors import ConfigError, NotAnArchive, PodarchiveError
 from podarchive.run import update_feeds
-from podarchive.serve import (
-    CROSS_NAME,
-    make_datasette,
-    metadata_for,
-    serve_shards,
-    shard_groups,
-    sqlite_attach_limit,
-)
+from podarchive.serve import make_datasette, metadata_for, serve_shards
 from podarchive.settings import Settings
+from podarchive.shard_search import CROSS_NAME, shard_groups, sqlite_attach_limit
 from podarchive.store import Archive
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")

@@ -31,7 +31,7 @@ is its own database named after its file (``shard-0-of-4``), with the archive's 
 templates and hooks, as ``archive`` has them. One more database, ``all-shards`` (first on the
 index, whose page opens with its search box), searches and browses every shard at once: each
 of its connections ATTACHes the shards read-only (immutable when served so), each as a schema
-of its name, and its canned queries (:func:`cross_shard_queries`: search episodes and show
+of its name, and its canned queries (:mod:`~podarchive.shard_search`: search episodes and show
 notes ranked by each shard's FTS index, recent episodes, episodes linking to a URL or domain,
 most-linked domains, failing feeds) are a ``union all`` over the shards, each row naming its
 shard and linking to the episode's (or podcast's) page in that shard's database. Its custom
@@ -39,7 +39,7 @@ SQL sees ``"shard-0-of-4".episodes`` and so on. FTS ranks (BM25) are each shard'
 merged order is close to, not exactly, what one archive of every feed would give.
 
 SQLite attaches at most ``SQLITE_MAX_ATTACHED`` databases to a connection: 10 unless compiled
-otherwise (:func:`sqlite_attach_limit` asks this Python's SQLite; Python 3.11's bundled
+otherwise (``shard_search.sqlite_attach_limit`` asks this Python's SQLite; Python 3.11's bundled
 library says 10, and a connection cannot raise it). With more shards than that, the shards are
 attached in groups of that many, consecutive in the layout's order: databases
 ``shards-group-1``, ``shards-group-2``…, each with the same queries over its group, the index
@@ -66,6 +66,12 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from podarchive.errors import NotAnArchive, PodarchiveError
+from podarchive.shard_search import (
+    CROSS_NAME,
+    RESERVED_NAMES,
+    metadata_for_shards,
+    shard_groups,
+)
 from podarchive.store import inspect_file, refusal
 from podarchive.transcripts import format_timestamp, media_link
 from podarchive.urls import is_http_url, join_url
@@ -171,7 +177,9 @@ def make_datasette(
     datasette = Datasette(
         files,
         immutables=immutables,
-        metadata=metadata_for(names[0]) if not groups else metadata_for_shards(names, groups),
+        metadata=metadata_for(names[0])
+        if not groups
+        else metadata_for_shards(json.loads(_packaged_metadata()), names, groups),
         settings={**SETTINGS, **(settings or {})},
         template_dir=str(TEMPLATES),
     )
@@ -251,30 +259,13 @@ def serve_shards(
     )
 
 
-# serving several archives: the shards and their cross-shard search -----------------------------
+# serving several archives: the shards' names, and what each cross-shard database attaches
 
-#: The cross-shard database when the shards fit in one; else ``shards-group-1``, ``-2``…
-CROSS_NAME = "all-shards"
-CROSS_GROUP_NAME = "shards-group-{}"
-#: Names Datasette keeps for itself.
-RESERVED_NAMES = frozenset({"_memory", "_internal"})
 #: Which cross-shard databases each server built by :func:`make_datasette` has: database →
 #: the shards it attaches, each (name, path, immutable).
 _CROSS: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[str, Path, bool]]]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-def sqlite_attach_limit() -> int:
-    """How many databases this Python's SQLite attaches to one connection (its compiled
-    ``SQLITE_MAX_ATTACHED``: 10 unless built otherwise)."""
-    import sqlite3
-
-    conn = sqlite3.connect(":memory:")
-    try:
-        return conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED)
-    finally:
-        conn.close()
 
 
 def database_names(paths: Sequence[Path]) -> list[str]:
@@ -292,272 +283,6 @@ def database_names(paths: Sequence[Path]) -> list[str]:
             raise PodarchiveError(f"{path}: its name {name!r} is kept for the server's own use")
         seen[name] = path
     return names
-
-
-def shard_groups(names: Sequence[str], limit: int | None = None) -> list[tuple[str, list[str]]]:
-    """The cross-shard databases: (name, the shards it attaches). One, :data:`CROSS_NAME`,
-    when the shards fit in one connection (``limit``, default :func:`sqlite_attach_limit`);
-    else consecutive groups of ``limit`` shards, ``shards-group-1``, ``shards-group-2``…"""
-    size = limit if limit is not None else sqlite_attach_limit()
-    if size < 1:
-        raise PodarchiveError(f"cannot attach {size} databases to a connection")
-    if len(names) <= size:
-        return [(CROSS_NAME, list(names))]
-    chunks = [list(names[i : i + size]) for i in range(0, len(names), size)]
-    return [(CROSS_GROUP_NAME.format(i), chunk) for i, chunk in enumerate(chunks, 1)]
-
-
-def metadata_for_shards(
-    names: Sequence[str], groups: Sequence[tuple[str, Sequence[str]]]
-) -> dict[str, Any]:
-    """The packaged metadata with one database entry per shard (the archive's) and one per
-    cross-shard database: its title, description and :func:`cross_shard_queries`."""
-    metadata: dict[str, Any] = copy.deepcopy(json.loads(_packaged_metadata()))
-    archive = metadata["databases"].pop("archive")
-    count = len(names)
-    metadata["description"] = (
-        f"An archive of podcasts kept in {count} shard{'s' if count != 1 else ''}: feeds, "
-        "episodes, show notes and every link in them, transcripts and chapters, with the "
-        "history of what each podcast changed or took down. Search every shard at once "
-        "first; each shard is also its own database with its tables and queries."
-    )
-    databases: dict[str, Any] = {}
-    for i, (group, members) in enumerate(groups, 1):
-        part = "" if len(groups) == 1 else f" (part {i} of {len(groups)})"
-        databases[group] = {
-            "title": f"Search every shard{part}",
-            "description": (
-                f"Search and browse {len(members)} shard{'s' if len(members) != 1 else ''} at "
-                f"once: {', '.join(members)}. Each result names its shard and links to the "
-                "episode's page there. Custom SQL sees each shard as a schema: "
-                f'select * from "{members[0]}".episodes.'
-                + (
-                    ""
-                    if len(groups) == 1
-                    else f" SQLite attaches at most {len(members)} databases to one "
-                    "connection, so the shards are searched in groups."
-                )
-            ),
-            "queries": cross_shard_queries(members),
-        }
-    for name in names:
-        databases[name] = {**copy.deepcopy(archive), "title": f"Podcast archive: {name}"}
-    metadata["databases"] = databases
-    return metadata
-
-
-def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-#: The words of ``:q`` as an FTS5 query of phrases (as the archive's own search queries).
-_MATCH = """'"' || replace(replace(trim(:q), '"', '""'), ' ', '" "') || '"'"""
-_HMS = """case when duration >= 0 and duration < 1e9
-    then printf('%d:%02d:%02d', cast(duration as integer) / 3600,
-      cast(duration as integer) % 3600 / 60, cast(duration as integer) % 60)
-  end"""
-
-#: Each cross-shard query: title, description, the part run on each shard (``{db}``: its
-#: schema; ``{shard}``: its name as a string), and what is done with their union (``parts``).
-_CROSS_QUERIES: dict[str, tuple[str, str, str, str]] = {
-    "search_episodes": (
-        "Search episodes and show notes in every shard",
-        "Episodes whose title or show notes (feed and page) contain every word of q, "
-        "across the shards, best matches first (each shard ranks its own: BM25 over its "
-        "episodes), with the matching passage; the first 100 per shard.",
-        f"""select * from (
-  select
-    {{shard}} as shard,
-    e.title as episode,
-    coalesce(f.title, f.name, f.url) as podcast,
-    e.published,
-    e.duration,
-    snippet(x.episodes_fts, -1, '«', '»', '…', 24) as passage,
-    x.rank as rank,
-    e.id as episode_id,
-    e.feed_id
-  from {{db}}.episodes_fts x
-    join {{db}}.episodes e on e.id = x.rowid
-    join {{db}}.feeds f on f.id = e.feed_id
-  where x.episodes_fts match {_MATCH}
-  order by x.rank, e.published desc, e.id
-  limit 100
-)""",
-        f"""with parts as (
-{{parts}}
-)
-select
-  shard, episode, podcast, published, {_HMS} as duration, passage, episode_id, feed_id
-from parts
-order by rank, published desc, shard, episode_id
-limit 100""",
-    ),
-    "recent_episodes": (
-        "Recent episodes in every shard",
-        "The 200 episodes published last, across the shards.",
-        """select * from (
-  select
-    {shard} as shard,
-    e.title as episode,
-    coalesce(f.title, f.name, f.url) as podcast,
-    e.published,
-    e.duration,
-    e.id as episode_id,
-    e.feed_id
-  from {db}.episodes e
-    join {db}.feeds f on f.id = e.feed_id
-  where e.published is not null
-  order by e.published desc, e.id desc
-  limit 200
-)""",
-        f"""with parts as (
-{{parts}}
-)
-select shard, episode, podcast, published, {_HMS} as duration, episode_id, feed_id
-from parts
-order by published desc, shard, episode_id desc
-limit 200""",
-    ),
-    "episodes_linking_to": (
-        "Episodes linking to a URL or domain, in every shard",
-        "Episodes whose current show notes link to target: a domain (and its subdomains; "
-        "www. ignored) or the start of a URL; newest first, with the first such link and "
-        "how many distinct ones.",
-        """select * from (
-  with target as (
-    select
-      trim(:target) as value,
-      lower(case when trim(:target) like 'www.%' then substr(trim(:target), 5)
-                 else trim(:target) end) as domain
-  ),
-  hits as (
-    select
-      l.episode_id, l.source, l.url, l.text,
-      coalesce(l.normalized_url, l.url) as same_url,
-      row_number() over (partition by l.episode_id order by l.source, l.position) as n
-    from {db}.links l
-      join target
-    where l.revision_id is null
-      and target.value != ''
-      and (
-        l.domain = target.domain
-        or substr(l.domain, -length(target.domain) - 1) = '.' || target.domain
-        or substr(l.normalized_url, 1, length(target.value)) = target.value
-        or substr(l.url, 1, length(target.value)) = target.value
-      )
-  ),
-  per_episode as (
-    select
-      episode_id,
-      count(distinct same_url) as links,
-      case when min(source) != max(source) then min(source) || ', ' || max(source)
-           else min(source) end as sources
-    from hits
-    group by episode_id
-  )
-  select
-    {shard} as shard,
-    e.title as episode,
-    coalesce(f.title, f.name, f.url) as podcast,
-    e.published,
-    per_episode.links,
-    per_episode.sources,
-    hits.url,
-    hits.text,
-    e.id as episode_id,
-    e.feed_id
-  from per_episode
-    join hits on hits.episode_id = per_episode.episode_id and hits.n = 1
-    join {db}.episodes e on e.id = per_episode.episode_id
-    join {db}.feeds f on f.id = e.feed_id
-  order by e.published desc, e.id
-  limit 1000
-)""",
-        """with parts as (
-{parts}
-)
-select * from parts
-order by published desc, shard, episode_id
-limit 1000""",
-    ),
-    "most_linked_domains": (
-        "Most-linked domains in every shard",
-        "The domains the current show notes link to most, across the shards: links (one "
-        "per URL per episode), distinct URLs, episodes, podcasts and shards.",
-        """select
-    {shard} as shard,
-    l.domain,
-    l.episode_id,
-    coalesce(l.normalized_url, l.url) as url,
-    e.feed_id
-  from {db}.links l
-    join {db}.episodes e on e.id = l.episode_id
-  where l.revision_id is null and l.domain is not null""",
-        """with parts as (
-{parts}
-)
-select
-  domain,
-  count(distinct shard || ' ' || episode_id || ' ' || url) as links,
-  count(distinct url) as urls,
-  count(distinct shard || ' ' || episode_id) as episodes,
-  count(distinct shard || ' ' || feed_id) as podcasts,
-  count(distinct shard) as shards
-from parts
-group by domain
-order by links desc, episodes desc, domain
-limit 500""",
-    ),
-    "failing_feeds": (
-        "Failing feeds in every shard",
-        "Feeds whose latest polls failed, across the shards: how many in a row, the last "
-        "error, since when (the first failed request after the last success) and when the "
-        "next poll is due.",
-        """select
-    {shard} as shard,
-    coalesce(f.name, f.title, f.url) as feed,
-    f.error_count as failures,
-    f.last_error,
-    f.last_status,
-    (select min(fetches.started_at) from {db}.fetches fetches
-       where fetches.feed_id = f.id and fetches.kind = 'feed'
-         and fetches.started_at > coalesce(f.last_success_at, '')) as failing_since,
-    f.last_error_at,
-    f.last_success_at,
-    f.gone_at,
-    f.next_due_at,
-    coalesce(f.fetch_url, f.url) as url,
-    f.id as feed_id
-  from {db}.feeds f
-  where f.error_count > 0""",
-        """with parts as (
-{parts}
-)
-select * from parts
-order by failures desc, failing_since, shard, feed_id""",
-    ),
-}
-
-
-def cross_shard_queries(shards: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The canned queries of a cross-shard database whose connections attach ``shards``
-    (each as a schema of its name): each query's part on every shard, ``union all``."""
-    queries = {}
-    for name, (title, description, part, whole) in _CROSS_QUERIES.items():
-        parts = "\n  union all\n".join(
-            "  " + part.format(db=_identifier(shard), shard=_literal(shard)) for shard in shards
-        )
-        queries[name] = {
-            "title": title,
-            "description": description,
-            "sql": whole.format(parts=parts),
-            "hide_sql": True,
-        }
-    return queries
 
 
 # what the pages show: plain functions ---------------------------------------------------------
