@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -162,9 +163,9 @@ def start_workers(
     return procs
 
 
-def wait_until(what: str, check: object, limit: float = 3600) -> None:
+def wait_until(what: str, check: Callable[[], bool], limit: float = 3600) -> None:
     deadline = time.monotonic() + limit
-    while not check():  # type: ignore[operator]
+    while not check():
         if time.monotonic() > deadline:
             sys.exit(f"benchmark stopped: never happened: {what}")
         time.sleep(0.1)

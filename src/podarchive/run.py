@@ -298,20 +298,23 @@ class _Flow:
         twin = self.fetching.setdefault(key, schedule.label)
         if twin != schedule.label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
-            self._done(FeedReport(schedule.url, schedule.label, warnings=(note,)), new=True)
+            twin_report = FeedReport(schedule.url, schedule.label, warnings=(note,))
+            self._keep(twin_report)
+            self._done(twin_report)
         else:
             self.keys[state.id] = key
             self.pending.add(self.workers.fetch_feed(schedule, state))
         return _STARTED
 
-    def _done(self, report: FeedReport, *, new: bool = False, feed_id: int | None = None) -> None:
-        """A feed's report is final (``new``: not yet in the run's list)."""
+    def _keep(self, report: FeedReport) -> None:
+        """The run's list of reports, kept unless a stream hands each one on (``on_done``)."""
         if self.on_done is None:
-            if new:
-                self.report.feeds.append(report)
+            self.report.feeds.append(report)
+
+    def _done(self, report: FeedReport, *, feed_id: int | None = None) -> None:
+        """A feed's report is final: a stream hands it on and forgets the feed."""
+        if self.on_done is None:
             return
-        if not new:
-            self.report.feeds.remove(report)
         if feed_id is not None:
             self.reports.pop(feed_id, None)
             self.fetching.pop(self.keys.pop(feed_id, ""), None)
@@ -346,7 +349,7 @@ class _Flow:
         if isinstance(outcome, FeedOutcome):
             feed_id = outcome.state.id
             feed_report = store_feed(self.archive, outcome, now, self.settings)
-            self.report.feeds.append(feed_report)
+            self._keep(feed_report)
             self.reports[feed_id] = feed_report
             if feed_report.ok and not self._stopping():
                 entry = _Followers(outcome.schedule, feed_id, feed_report)

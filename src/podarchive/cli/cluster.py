@@ -244,8 +244,8 @@ def scheduler(
             schedules_dir,
             hold=hold,
             batch=batch,
+            initial=feeds,
         )
-        del feeds
         if once:
             report = runner.cycle()
             click.echo(f"enqueued {report.total} due feeds", err=True)

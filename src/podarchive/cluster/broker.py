@@ -279,40 +279,16 @@ class Cluster:
 
     def publish(self, shard: int, entries: Iterable[DueEntry]) -> int:
         """Write feeds' due times into the shard's index; returns how many."""
-        count = 0
         with broker_errors(self.url):
-            pipe = self.redis.pipeline(transaction=False)
-            for entry in entries:
-                if entry.gone:
-                    pipe.zrem(due_key(shard), entry.url)
-                    pipe.hset(stamps_key(shard), entry.url, GONE)
-                else:
-                    pipe.zadd(due_key(shard), {entry.url: due_score(entry.next_due_at)})
-                    pipe.hset(stamps_key(shard), entry.url, entry.next_due_at or "")
-                count += 1
-                if count % BATCH == 0:
-                    pipe.execute()
-            pipe.execute()
-        return count
+            return self._write_index(due_key(shard), stamps_key(shard), entries)
 
     def sync(self, shard: int, entries: Iterable[DueEntry]) -> int:
         """Replace the shard's whole index with ``entries`` (a worker starting): the index
         is rebuilt under temporary keys and renamed, so schedulers never see it half done."""
         token = uuid.uuid4().hex
         due_tmp, stamps_tmp = f"{due_key(shard)}:{token}", f"{stamps_key(shard)}:{token}"
-        count = 0
         with broker_errors(self.url):
-            pipe = self.redis.pipeline(transaction=False)
-            for entry in entries:
-                if entry.gone:
-                    pipe.hset(stamps_tmp, entry.url, GONE)
-                else:
-                    pipe.zadd(due_tmp, {entry.url: due_score(entry.next_due_at)})
-                    pipe.hset(stamps_tmp, entry.url, entry.next_due_at or "")
-                count += 1
-                if count % BATCH == 0:
-                    pipe.execute()
-            pipe.execute()
+            count = self._write_index(due_tmp, stamps_tmp, entries)
             swap = self.redis.pipeline(transaction=True)
             swap.delete(due_key(shard), stamps_key(shard))
             if self.redis.exists(due_tmp):
@@ -321,6 +297,24 @@ class Cluster:
                 swap.rename(stamps_tmp, stamps_key(shard))
             swap.set(synced_key(shard), f"{iso(datetime.now(UTC))} {token}")
             swap.execute()
+        return count
+
+    def _write_index(self, due: str, stamps: str, entries: Iterable[DueEntry]) -> int:
+        """Each entry into the sorted set ``due`` (gone: out of it) and the hash ``stamps``,
+        :data:`BATCH` to a round trip; returns how many."""
+        count = 0
+        pipe = self.redis.pipeline(transaction=False)
+        for entry in entries:
+            if entry.gone:
+                pipe.zrem(due, entry.url)
+                pipe.hset(stamps, entry.url, GONE)
+            else:
+                pipe.zadd(due, {entry.url: due_score(entry.next_due_at)})
+                pipe.hset(stamps, entry.url, entry.next_due_at or "")
+            count += 1
+            if count % BATCH == 0:
+                pipe.execute()
+        pipe.execute()
         return count
 
     def synced(self, shard: int) -> str | None:

@@ -64,7 +64,9 @@ class ClusterScheduler:
         hold: float = HOLD,
         batch: int = BATCH,
         clock: Callable[[], float] = time.time,
+        initial: Sequence[FeedSchedule] | None = None,
     ) -> None:
+        """``initial``: the schedule already loaded (else ``load()`` gives it now)."""
         self.cluster, self.load, self.watch = cluster, load, watch
         self.hold, self.batch, self.clock = hold, max(1, batch), clock
         self.shards = cluster.require_shards()
@@ -73,17 +75,21 @@ class ClusterScheduler:
         self._new: dict[int, set[str]] = {}  # per shard: scheduled URLs to offer as new
         self._seen_sync: dict[int, str | None] = {}
         self._told: set[int] = set()  # shards whose missing worker was logged
-        self.reload(initial=True)
+        self._apply(self.load() if initial is None else initial)
 
-    def reload(self, *, initial: bool = False) -> bool:
+    def reload(self) -> bool:
         """Load the schedule files again; False (and the last good schedule kept) on error."""
         try:
             feeds = self.load()
         except ConfigError as e:
-            if initial:
-                raise
             log.error("schedule not reloaded: %s (the last good one stays)", e)
             return False
+        self._apply(feeds)
+        log.info("schedule reloaded: %d feeds", len(feeds))
+        return True
+
+    def _apply(self, feeds: Sequence[FeedSchedule]) -> None:
+        """Group the schedule by shard; feeds new to it are offered as new on the next cycle."""
         if self.watch is not None:
             self._fingerprint = fingerprint(self.watch)
         by_shard: dict[int, dict[str, FeedSchedule]] = {k: {} for k in range(self.shards)}
@@ -94,9 +100,6 @@ class ClusterScheduler:
             added = {url for url in feeds_here if url not in before}
             self._new.setdefault(shard, set()).update(added)
         self._by_shard = by_shard
-        if not initial:
-            log.info("schedule reloaded: %d feeds", sum(len(f) for f in by_shard.values()))
-        return True
 
     def cycle(self) -> CycleReport:
         """Claim and enqueue what is due now, shard by shard."""

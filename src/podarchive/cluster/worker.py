@@ -23,7 +23,7 @@ import logging
 import queue
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -65,14 +65,6 @@ class WorkerCounts:
     failed: int = 0
     skipped: int = 0
     redelivered: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "polled": self.polled,
-            "failed": self.failed,
-            "skipped": self.skipped,
-            "redelivered": self.redelivered,
-        }
 
 
 class ShardWorker:
@@ -180,7 +172,7 @@ class ShardWorker:
             "seen_at": iso(utcnow()),
             "in_flight": len(self._in_flight),
             "stopped": stopped,
-            **self.counts.as_dict(),
+            **asdict(self.counts),
         }
         self.cluster.beat(self.shard, info)
 
