@@ -12,15 +12,19 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from podarchive.errors import ConfigError, PodarchiveError
+from podarchive.clock import now_iso
+from podarchive.errors import ConfigError, PodarchiveError, StorageError
+from podarchive.lock import FileLock
 from podarchive.settings import Settings, settings_from_env
+from podarchive.status import plural
+from podarchive.store import Archive, check_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -196,3 +200,45 @@ def shards_layout_options(help: str) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+@contextmanager
+def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
+    """The archive for a command that writes: refused untouched unless it is one, given a
+    ``quick_check`` once a day, and checkpointed afterwards (so the WAL does not grow)."""
+    with Archive(db_path, create=create) as archive:
+        archive.check_daily()
+        _fill_tags_once(archive)
+        try:
+            yield archive
+        except BaseException:
+            with suppress(StorageError):  # the first error is the one to report
+                archive.checkpoint()
+            raise
+        archive.checkpoint()
+
+
+def _locked(db_path: Path) -> FileLock:
+    """The archive's lock for a command that must not wait: held by another run, the command
+    fails in one line. A foreign database gets no lock file beside it."""
+    from podarchive.errors import ArchiveLocked
+    from podarchive.lock import archive_lock
+
+    check_file(db_path)
+    try:
+        return archive_lock(db_path).acquire()
+    except ArchiveLocked as e:
+        raise CommandFailure(str(e)) from e
+
+
+def _fill_tags_once(archive: Archive) -> None:
+    """After the upgrade to schema 9, once: feeds archived before it get their extension
+    elements (``tags``) from their stored snapshots (a ``reparse`` of those feeds)."""
+    if archive.feeds_without_tags():
+        log = logging.getLogger("podarchive")
+        log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
+        from podarchive.reparse import fill_tags
+
+        for report in fill_tags(archive, now_iso()):
+            replayed = plural(report.bodies, "body", "bodies")
+            log.info("%s: %s replayed for its tags", report.label, replayed)

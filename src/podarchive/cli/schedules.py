@@ -1,0 +1,297 @@
+"""The schedule files' commands: ``add`` (one feed), ``import`` and ``export`` (OPML)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from podarchive.cli.common import (
+    CommandFailure,
+    UsageFailure,
+    allow_fast_option,
+    run_settings,
+    schedules_option,
+    translate_errors,
+    verbosity,
+)
+from podarchive.config import (
+    FeedSchedule,
+    add_schedule,
+    check_every,
+    check_feed_url,
+    load_schedules,
+    parse_interval,
+)
+from podarchive.cron import validate_cron
+from podarchive.recheck import check_page_every
+
+
+@click.command()
+@click.argument("url")
+@click.option("--every", help="How often to poll, e.g. 30m, 1h, 1d.  [default: 1h]")
+@click.option("--cron", help='Or a crontab expression, e.g. "0 * * * *".')
+@click.option("--name", help="A name for the podcast.  [default: the feed's title]")
+@click.option("--no-pages", is_flag=True, help="Do not fetch episode web pages.")
+@click.option(
+    "--page-every",
+    metavar="INTERVAL",
+    help="Re-check archived episode pages this often (at least 1h).  "
+    "[default: by the episode's age]",
+)
+@click.option("--no-transcripts", is_flag=True, help="Do not fetch podcast:transcript files.")
+@click.option("--no-chapters", is_flag=True, help="Do not fetch podcast:chapters files.")
+@click.option(
+    "--user-agent",
+    metavar="TEXT",
+    help="The User-Agent to send for this feed (for hosts that refuse unknown agents).",
+)
+@click.option(
+    "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
+)
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let this feed's episode pages and files (and a feed found on the page URL) be on "
+    "loopback and private addresses.",
+)
+@allow_fast_option
+@schedules_option
+@translate_errors
+def add(
+    url: str,
+    every: str | None,
+    cron: str | None,
+    name: str | None,
+    no_pages: bool,
+    page_every: str | None,
+    no_transcripts: bool,
+    no_chapters: bool,
+    user_agent: str | None,
+    no_check: bool,
+    allow_private_hosts: bool,
+    allow_fast: bool,
+    schedules_dir: Path,
+) -> None:
+    """Schedule a new feed: writes a schedule file for URL.
+
+    URL may be the feed or a web page that announces it (<link rel="alternate">): the feed
+    is fetched first to check it (and to name it), unless --no-check. Every option given is
+    written into the schedule entry (--allow-private-hosts as allow_private_hosts = true,
+    --no-pages as pages = false, and so on).
+    """
+    if every and cron:
+        raise click.UsageError("give --every or --cron, not both")
+    try:
+        url = check_feed_url(url)
+        interval: timedelta | None = parse_interval(every) if every else None
+        if cron:
+            validate_cron(cron)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from e
+    try:
+        interval = check_every(interval, allow_fast=allow_fast) if interval else None
+    except ValueError as e:
+        raise UsageFailure(f"--every: {e}") from e
+    try:
+        recheck = parse_interval(page_every) if page_every else None
+        recheck = check_page_every(recheck, allow_fast=allow_fast) if recheck else None
+    except ValueError as e:
+        raise UsageFailure(f"--page-every: {e}") from e
+    if user_agent is not None and (not user_agent.strip() or not user_agent.isprintable()):
+        raise click.BadParameter("must be printable text", param_hint="--user-agent")
+    if not no_check:
+        settings = run_settings(allow_private_hosts)
+        if user_agent:
+            settings = settings.replace(user_agent=user_agent)
+        from podarchive.discover import find_feed
+
+        found = find_feed(url, settings)
+        if found.discovered_from:
+            click.echo(f"found the feed {found.url} on {found.discovered_from}")
+        url, name = found.url, name or found.title
+    feed = FeedSchedule(
+        url=url,
+        name=name,
+        every=interval if interval else (None if cron else timedelta(hours=1)),
+        cron=cron,
+        pages=not no_pages,
+        user_agent=user_agent,
+        allow_private_hosts=allow_private_hosts,
+        page_every=recheck,
+        transcripts=not no_transcripts,
+        chapters=not no_chapters,
+    )
+    path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
+    click.echo(f"added {url} to {path}")
+
+
+# OPML import and export (issue 14) ----------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+
+class OpmlFailure(click.ClickException):
+    """A file that is no usable OPML: ``podarchive: FILE: reason``, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podarchive: {self.message}", err=True)
+
+
+@click.command("import")
+@click.argument("opml_file", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--every", help="How often to poll each feed, e.g. 30m, 1h, 1d.  [default: 1h]")
+@click.option("--cron", help='Or a crontab expression, e.g. "0 * * * *".')
+@click.option("--no-pages", is_flag=True, help="Do not fetch the feeds' episode web pages.")
+@click.option(
+    "--no-check", is_flag=True, help="Schedule the feeds without fetching each to check it."
+)
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Let feeds found on web pages, and the new feeds' episode pages, be on loopback "
+    "and private addresses (writes allow_private_hosts = true into each new entry).",
+)
+@allow_fast_option
+@schedules_option
+@verbosity
+@translate_errors
+def import_opml(
+    opml_file: Path,
+    every: str | None,
+    cron: str | None,
+    no_pages: bool,
+    no_check: bool,
+    allow_private_hosts: bool,
+    allow_fast: bool,
+    schedules_dir: Path,
+) -> None:
+    """Schedule every feed of an OPML file (a podcast app's export): one new schedule file.
+
+    Each outline with an xmlUrl is a feed (nested outlines are walked), named by its title
+    or text. Feeds already scheduled, duplicates in the file and URLs that are not http(s)
+    are reported and left out; each new feed is fetched once to check it is a feed (or a
+    page announcing one), unless --no-check. The new feeds go into
+    <schedules>/import-<FILE's name>.toml (-2, -3… if taken). Exit 1 if a feed failed its
+    check (the others are scheduled), 2 if FILE is no usable OPML.
+    """
+    from podarchive.config import add_schedules
+    from podarchive.errors import OpmlError
+    from podarchive.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
+
+    if every and cron:
+        raise click.UsageError("give --every or --cron, not both")
+    try:
+        interval = check_every(parse_interval(every), allow_fast=allow_fast) if every else None
+        if cron:
+            validate_cron(cron)
+    except ValueError as e:
+        raise UsageFailure(f"--{'every' if every else 'cron'}: {e}") from e
+    try:
+        with opml_file.open("rb") as f:
+            feeds = parse_opml(f.read(MAX_OPML_BYTES + 1))
+    except OSError as e:
+        raise OpmlFailure(f"{opml_file}: cannot read: {e.strerror}") from e
+    except OpmlError as e:
+        raise OpmlFailure(f"{opml_file}: {e}") from e
+    scheduled = (
+        {f.url: f.source for f in load_schedules(schedules_dir, allow_fast=allow_fast)}
+        if schedules_dir.exists()
+        else {}
+    )
+    sorter = ImportSorter(scheduled)
+    first = [sorter.sort(feed) for feed in feeds]
+    new = [s.feed.url for s in first if s.verdict == "new"]
+    settings = None if no_check else run_settings(allow_private_hosts)
+    from podarchive.discover import FeedChecks
+
+    checks = FeedChecks(new, settings)
+    counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "not-http"), 0)
+    chosen: list[FeedSchedule] = []
+    with checks:
+        for outcome in first:
+            if outcome.verdict == "new" and settings:
+                found = checks.next()
+                if isinstance(found, str):
+                    click.echo(f"podarchive: {outcome.feed.url}: {found}; not scheduled", err=True)
+                    counts["failed"] += 1
+                    continue
+                outcome = _checked(outcome, found, sorter)
+            counts[outcome.verdict] += 1
+            click.echo(outcome.line)
+            if outcome.verdict == "new":
+                chosen.append(
+                    FeedSchedule(
+                        url=outcome.feed.url,
+                        name=outcome.feed.title,
+                        every=interval if interval else (None if cron else timedelta(hours=1)),
+                        cron=cron,
+                        pages=not no_pages,
+                        allow_private_hosts=allow_private_hosts,
+                    )
+                )
+    where = ""
+    if chosen:
+        path = add_schedules(
+            schedules_dir, chosen, f"import-{opml_file.stem}", allow_fast=allow_fast
+        )
+        where = f" in {path}"
+    dupes = counts["duplicate"]
+    click.echo(
+        f"{opml_file}: {counts['new']} scheduled{where}, {counts['scheduled']} already "
+        f"scheduled, {dupes} duplicate{'' if dupes == 1 else 's'}, {counts['failed']} failed, "
+        f"{counts['not-http']} skipped"
+    )
+    if counts["failed"]:
+        sys.exit(1)
+
+
+def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
+    """A new feed that passed its check: named after the feed when the OPML gave no name;
+    sorted again when the feed was found on a web page (it may be scheduled already)."""
+    title = outcome.feed.title or " ".join((found.title or "").split()) or None
+    feed = dataclasses.replace(outcome.feed, url=found.url, title=title)
+    if found.url == outcome.feed.url:
+        return dataclasses.replace(outcome, feed=feed)
+    click.echo(f"found the feed {found.url} on {outcome.feed.url}")
+    return sorter.sort(feed)
+
+
+@click.command()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+    help="Write the OPML to this file.  [default: standard output]",
+)
+@schedules_option
+@verbosity
+@translate_errors
+def export(output: Path | None, schedules_dir: Path) -> None:
+    """Print the scheduled feeds as OPML 2.0, for podcast apps (or podarchive import).
+
+    One <outline type="rss" text=… title=… xmlUrl=…/> per feed, in UTF-8.
+    """
+    from podarchive.clock import utcnow
+    from podarchive.opml import OpmlFeed, render_opml
+
+    feeds = load_schedules(schedules_dir, allow_fast=True)  # exporting polls nothing
+    body = render_opml([OpmlFeed(f.url, f.name) for f in feeds], "podarchive feeds", utcnow())
+    if output is None or str(output) == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        output.write_bytes(body)
+    except OSError as e:
+        raise CommandFailure(f"{output}: cannot write: {e.strerror}") from e
+    click.echo(f"exported {len(feeds)} feed{'' if len(feeds) == 1 else 's'} to {output}")
+
+
+COMMANDS = (add, import_opml, export)
