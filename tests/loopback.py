@@ -48,9 +48,11 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class LoopbackSite:
-    """Start with ``with LoopbackSite() as site:``; ``site.url("/feed")`` is its address."""
+    """Start with ``with LoopbackSite() as site:``; ``site.url("/feed")`` is its address.
+    ``host`` is the loopback address it listens on (127.0.0.2 plays a public host)."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.routes: dict[str, Reply | Handler] = {}
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -66,7 +68,7 @@ class LoopbackSite:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietServer((host, 0), _Handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -76,7 +78,7 @@ class LoopbackSite:
         return int(self._server.server_address[1])
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def serve(self, path: str, body: bytes | str = b"", **kwargs: Any) -> Reply:
         reply = Reply(body=body.encode() if isinstance(body, str) else body, **kwargs)

@@ -295,9 +295,8 @@ def _feed_phase(
             state = known or FeedState(0, schedule.url, None, None, None, 0)
         records: list[FetchRecord] = []
         try:  # a dry run, or an archive without a snapshot of this feed: fetch it plainly
-            result = get_for(
-                ctx.fetcher, schedule, state.current_url, records, kind="feed", trusted=True
-            )
+            url, trusted = state.current_url, state.fetch_trusted  # trusted unless moved by content
+            result = get_for(ctx.fetcher, schedule, url, records, kind="feed", trusted=trusted)
         finally:
             report.requests += len(records)
         return state, result

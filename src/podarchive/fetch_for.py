@@ -32,7 +32,8 @@ def get_for(
 
     The schedule's ``user_agent`` is sent and its ``allow_private_hosts`` lets the URL reach
     private hosts. The URL is untrusted (taken from feed content: the address guard holds at
-    every hop) unless ``trusted``: the feed's own URL, as configured or moved to.
+    every hop) unless ``trusted``: a feed's URL as a person configured it, or where its
+    hosts' own permanent redirects moved it (``FeedState.fetch_trusted``).
     """
     return fetcher.get(
         url,

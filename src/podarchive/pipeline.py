@@ -32,6 +32,7 @@ from podarchive.fetch_for import blame_last, get_for
 from podarchive.settings import Settings
 from podarchive.store import Archive
 from podarchive.types import (
+    MOVED_BY_CONTENT,
     EpisodeWrites,
     FeedState,
     FetchRecord,
@@ -167,7 +168,7 @@ def fetch_feed(
             kind="feed",
             etag=state.etag,
             last_modified=state.last_modified,
-            trusted=True,
+            trusted=state.fetch_trusted,
         )
         if result.not_modified:
             return FeedOutcome(schedule, state, records, result)
@@ -390,7 +391,7 @@ def _apply_moves(
     state, result = outcome.state, outcome.result
     old = state.current_url
     if outcome.move_to:
-        archive.move_feed(state.id, old, outcome.move_to, "itunes:new-feed-url", iso(now))
+        archive.move_feed(state.id, old, outcome.move_to, MOVED_BY_CONTENT, iso(now))
         return outcome.move_to
     if result is not None:
         target = _permanent_target(result)

@@ -238,6 +238,11 @@ class FetchRecord:
     error: str | None = None
 
 
+#: ``feed_moves.reason`` of a move that feed content asked for: after it, the feed's URL is
+#: no longer one a person configured, and is fetched untrusted (issue #23).
+MOVED_BY_CONTENT = "itunes:new-feed-url"
+
+
 @dataclass(frozen=True, slots=True)
 class FeedState:
     """What the archive remembers about a feed between runs."""
@@ -255,6 +260,9 @@ class FeedState:
     ttl: int | None = None
     update_period: str | None = None
     update_frequency: int | None = None
+    #: ``current_url`` is the configured URL or was reached from it by its hosts' own
+    #: permanent redirects only: fetched trusted. False after a move by feed content.
+    fetch_trusted: bool = True
 
     @property
     def current_url(self) -> str:

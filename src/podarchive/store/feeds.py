@@ -10,7 +10,16 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from podarchive.history import FEED_TRACKED, changed_feed_fields
-from podarchive.types import EpisodeWrite, FeedState, FetchRecord, Row, SaveStats, Snapshot, Tag
+from podarchive.types import (
+    MOVED_BY_CONTENT,
+    EpisodeWrite,
+    FeedState,
+    FetchRecord,
+    Row,
+    SaveStats,
+    Snapshot,
+    Tag,
+)
 
 from .episodes import EpisodesMixin
 from .fetch_log import FetchLogMixin
@@ -21,6 +30,14 @@ FEED_STATE_COLUMNS = (
     "id", "url", "etag", "last_modified", "content_hash", "error_count", "fetch_url",
     "gone_at", "not_before", "last_fetched_at", "ttl", "update_period", "update_frequency",
 )  # fmt: skip
+#: FeedState.fetch_trusted, from the feed's moves (no schema change, #23): the configured URL
+#: is trusted, and so is where its hosts' permanent redirects moved it; a move by feed content
+#: is not, nor any move after it, until the feed moves back to its configured URL.
+FETCH_TRUSTED = (
+    "fetch_url IS NULL OR fetch_url = url OR NOT EXISTS (SELECT 1 FROM feed_moves m "
+    "WHERE m.feed_id = feeds.id AND m.reason = ? AND m.id > coalesce((SELECT max(b.id) "
+    "FROM feed_moves b WHERE b.feed_id = feeds.id AND b.new_url = feeds.url), 0))"
+)
 
 
 def _json(values: Sequence[Any]) -> str | None:
@@ -61,9 +78,13 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
 
     def feed_state(self, url: str) -> FeedState | None:
         row = self.db.execute(
-            f"SELECT {', '.join(FEED_STATE_COLUMNS)} FROM feeds WHERE url = ?", [url]
+            f"SELECT {', '.join(FEED_STATE_COLUMNS)}, {FETCH_TRUSTED} FROM feeds WHERE url = ?",
+            [MOVED_BY_CONTENT, url],
         ).fetchone()
-        return FeedState(*row) if row else None
+        if row is None:
+            return None
+        columns = dict(zip(FEED_STATE_COLUMNS, row[:-1], strict=True))
+        return FeedState(**columns, fetch_trusted=bool(row[-1]))
 
     def due_stamps(self, url: str | None = None) -> Iterator[tuple[str, str | None, bool]]:
         """(url, next_due_at, gone) of every feed, or of the feed configured as ``url``: what
