@@ -88,35 +88,56 @@ def big(site: LoopbackSite) -> str:
     return site.url("/big.xml")
 
 
-def spawn(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
-    env.update(FAST_ENV, PODARCHIVE_PROCESSES="2")
-    return subprocess.Popen(
-        [sys.executable, "-m", "podarchive", *args], cwd=cwd, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+class Commands:
+    """The podarchive processes of one test; whatever is left of them (and of the processes
+    they started) is killed at its end."""
 
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.started: list[subprocess.Popen[str]] = []
+        self.children: dict[int, str] = {}
 
-def kill_and_wait(process: subprocess.Popen[str], signum: int) -> tuple[str, str]:
-    """Send ``signum`` once the command's workers are up; wait (bounded) until its pipes
-    reach EOF and every process it had started is gone. Its stdout and stderr."""
-    children = descendants(process.pid)
-    try:
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
+        env.update(FAST_ENV, PODARCHIVE_PROCESSES="2")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "podarchive", *args], cwd=self.cwd, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.started.append(process)
+        return process
+
+    def kill_and_wait(self, process: subprocess.Popen[str], signum: int) -> tuple[str, str]:
+        """Send ``signum``; wait (bounded) until the pipes of ``process`` reach EOF and
+        every process it had started is gone. Its stdout and stderr."""
+        children = descendants(process.pid)
+        self.children.update(children)
         process.send_signal(signum)
         try:
             out, err = process.communicate(timeout=PATIENCE)
         except subprocess.TimeoutExpired:
             pytest.fail(f"stdout/stderr still open, held by {alive(children)} of {children}")
         wait_for(lambda: not alive(children), "the worker processes to go", PATIENCE)
-    finally:
-        for pid in alive(children):  # what main left behind: this test's own processes
+        return out, err
+
+    def close(self) -> None:
+        for process in self.started:
+            self.children.update(descendants(process.pid))
+        for pid in alive(self.children):  # what main leaves behind: this test's processes
             os.kill(pid, signal.SIGKILL)
-        process.kill()
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            assert stream is not None
-            stream.close()
-    return out, err
+        for process in self.started:
+            process.kill()
+            process.wait()
+            for stream in (process.stdout, process.stderr):
+                assert stream is not None
+                stream.close()
+
+
+@pytest.fixture
+def commands(tmp_path: Path) -> Iterator[Commands]:
+    started = Commands(tmp_path)
+    yield started
+    started.close()
 
 
 def mid_work(process: subprocess.Popen[str], db: Path, hanging: Hanging) -> None:
@@ -146,48 +167,52 @@ def write_schedules(directory: Path, big: str) -> None:
     [(signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGHUP, 129, "hung up (SIGHUP)")],
 )
 def test_sigterm_or_sighup_ends_a_run_with_one_line_and_its_workers_go(
-    tmp_path: Path, big: str, hanging: Hanging, signum: int, code: int, name: str
+    tmp_path: Path,
+    commands: Commands,
+    big: str,
+    hanging: Hanging,
+    signum: int,
+    code: int,
+    name: str,
 ) -> None:
-    process = spawn("run", big, hanging_url(big), "--no-pages", cwd=tmp_path)
+    process = commands.start("run", big, hanging_url(big), "--no-pages")
     mid_work(process, tmp_path / "archive.db", hanging)
-    out, err = kill_and_wait(process, signum)
+    out, err = commands.kill_and_wait(process, signum)
     assert (process.returncode, out, err) == (code, "", f"podarchive: {name}; {KEPT}\n")
     assert episodes_in(tmp_path / "archive.db") == ITEMS
 
 
 def test_a_sigkilled_run_takes_its_workers_with_it(
-    tmp_path: Path, big: str, hanging: Hanging
+    tmp_path: Path, commands: Commands, big: str, hanging: Hanging
 ) -> None:
-    process = spawn("run", big, hanging_url(big), "--no-pages", cwd=tmp_path)
+    process = commands.start("run", big, hanging_url(big), "--no-pages")
     mid_work(process, tmp_path / "archive.db", hanging)
-    kill_and_wait(process, signal.SIGKILL)
+    commands.kill_and_wait(process, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
     assert episodes_in(tmp_path / "archive.db") == ITEMS
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 0), (signal.SIGKILL, -9)])
 def test_a_stopped_or_killed_daemon_takes_its_workers_with_it(
-    tmp_path: Path, big: str, hanging: Hanging, signum: int, code: int
+    tmp_path: Path, commands: Commands, big: str, hanging: Hanging, signum: int, code: int
 ) -> None:
     write_schedules(tmp_path / "schedules", big)
-    process = spawn("daemon", "--tick", "0.2", cwd=tmp_path)
+    process = commands.start("daemon", "--tick", "0.2")
     mid_work(process, tmp_path / "archive.db", hanging)
-    kill_and_wait(process, signum)
+    commands.kill_and_wait(process, signum)
     assert process.returncode == code
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 0), (signal.SIGKILL, -9)])
 def test_a_stopped_or_killed_cluster_worker_takes_its_workers_with_it(
-    tmp_path: Path, big: str, hanging: Hanging, signum: int, code: int
+    tmp_path: Path, commands: Commands, big: str, hanging: Hanging, signum: int, code: int
 ) -> None:
     write_schedules(tmp_path / "schedules", big)
     with RedisServer(tmp_path / "redis") as redis:
         broker = ("--broker", redis.url)
-        scheduler = spawn("scheduler", *broker, "--shards", "1", "--tick", "0.2", cwd=tmp_path)
-        try:
-            worker = spawn("worker", *broker, "--shard", "0", cwd=tmp_path)
-            mid_work(worker, tmp_path / "shards" / "shard-0-of-1.db", hanging)
-            kill_and_wait(worker, signum)
-        finally:
-            kill_and_wait(scheduler, signal.SIGTERM)
+        scheduler = commands.start("scheduler", *broker, "--shards", "1", "--tick", "0.2")
+        worker = commands.start("worker", *broker, "--shard", "0")
+        mid_work(worker, tmp_path / "shards" / "shard-0-of-1.db", hanging)
+        commands.kill_and_wait(worker, signum)
+        commands.kill_and_wait(scheduler, signal.SIGTERM)
     assert worker.returncode == code
