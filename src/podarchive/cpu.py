@@ -13,6 +13,13 @@ run hands them to a :class:`CpuLane`:
 
 The calling thread waits for its job without holding the GIL. :meth:`CpuLane.abort` makes
 every wait give up at once with :class:`~podarchive.errors.Abandoned`.
+
+Workers die with the process that started them, however it ends (SIGTERM, SIGHUP,
+SIGKILL, a crash): each holds the read end of the lane's *lifeline*, a pipe whose write end
+only that process holds, and exits when it reads EOF (#23). Then the fork server, which
+lives while any of its children holds its "alive" pipe, exits too, and nothing outlives
+the run holding its stdout and stderr. (``PR_SET_PDEATHSIG`` would not do: a worker's
+parent is the fork server, not the run, and the signal follows the thread that forked.)
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
+from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from podarchive.errors import Abandoned, PodarchiveError
@@ -64,6 +73,8 @@ class CpuLane:
         self.start_after = START_AFTER if start_after is None else start_after
         self._handled = 0
         self._pool: ProcessPoolExecutor | None = None
+        #: the workers' lifeline (read end, write end), made with the first pool
+        self._lifeline: tuple[Connection[Any, Any], Connection[Any, Any]] | None = None
         self._lock = threading.Lock()
         self._abort = threading.Event()
         #: jobs sent to the pool and not collected, over every calling thread: what waits
@@ -160,6 +171,10 @@ class CpuLane:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=not self._abort.is_set(), cancel_futures=True)
+        with self._lock:
+            lifeline, self._lifeline = self._lifeline, None
+        for end in lifeline or ():
+            end.close()  # workers still in a job of an aborted run stop now
 
     def _submit(self, fn: Callable[..., T], args: tuple[Any, ...]) -> Future[T]:
         pool = self._ensure_pool()
@@ -182,8 +197,13 @@ class CpuLane:
     def _ensure_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
+                if self._lifeline is None:
+                    self._lifeline = multiprocessing.Pipe(duplex=False)
                 self._pool = ProcessPoolExecutor(
-                    self.processes, mp_context=_context(), initializer=_worker_init
+                    self.processes,
+                    mp_context=_context(),
+                    initializer=_worker_init,
+                    initargs=(self._lifeline[0],),
                 )
             return self._pool
 
@@ -226,11 +246,21 @@ def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
         gc.enable()
 
 
-def _worker_init() -> None:
+def _worker_init(lifeline: Connection[Any, Any]) -> None:
     """Ctrl-C is the run's to handle (it stops cleanly); a worker never sees it. A worker
-    returns the big blocks it frees to the system, as the run's process does."""
+    ends when its lifeline does (the run is gone), and returns the big blocks it frees to
+    the system, as the run's process does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_die_at_eof, args=(lifeline,), name="lifeline", daemon=True).start()
     return_big_blocks()
+
+
+def _die_at_eof(lifeline: Connection[Any, Any]) -> None:
+    """Wait, in a worker, until the lifeline's write end is closed, then end the worker at
+    once, wherever its job is (nobody is left to want the result)."""
+    with suppress(EOFError, OSError):
+        lifeline.recv_bytes()  # nothing is ever sent: this returns only at EOF
+    os._exit(1)
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -26,12 +26,11 @@ import click
 
 from podarchive import __version__
 from podarchive.cli.common import (
-    INTERRUPTED,
+    STOPPED_BY,
     CommandFailure,
-    Interrupted,
     _daemon_logging,
     _setup_logging,
-    _stop_on_ctrl_c,
+    _stop_on_signals,
     _working,
     allow_fast_option,
     archive_option,
@@ -116,7 +115,8 @@ def run(
 
     Exit 1 when a feed failed (one line each). Pages, transcripts and chapters files that
     failed do not fail the run: one line per feed says how many, why and what to do.
-    Ctrl-C stops it (exit 130), keeping everything stored so far.
+    Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
+    and SIGHUP (exit 129).
     """
     from podarchive.errors import ArchiveLocked
     from podarchive.lock import archive_lock
@@ -135,11 +135,14 @@ def run(
         click.echo(f"podarchive: {e}; skipping", err=True)
         return
     stop = threading.Event()
-    with lock, _working(db_path) as archive, _stop_on_ctrl_c(stop):
+    with lock, _working(db_path) as archive, _stop_on_signals(stop) as seen:
         update = update_feeds if urls or everything else update_due
         report = update(archive, feeds, settings=settings, recheck_pages=recheck_pages, stop=stop)
     if report.stopped:
-        raise Interrupted(f"{INTERRUPTED}; what was stored is kept; the next run does the rest")
+        signum = seen[0] if seen else signal.SIGINT
+        kept = "what was stored is kept; the next run does the rest"
+        click.echo(f"podarchive: {STOPPED_BY[signum]}; {kept}", err=True)
+        sys.exit(128 + signum)
     if report.not_due:
         logging.getLogger("podarchive").info("%s not due yet", plural(report.not_due, "feed"))
     _finish(report)

@@ -1,7 +1,8 @@
 """What every command shares: the one-line failures and their exit codes, logging, options.
 
 Exit codes: 0 every feed succeeded; 1 a feed (or the archive) failed, one line per
-failure on stderr; 2 a usage or configuration error; 130 Ctrl-C.
+failure on stderr; 2 a usage or configuration error; 130 Ctrl-C; a run stopped by SIGTERM
+143, by SIGHUP 129 (128 + the signal's number).
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ class Interrupted(CommandFailure):
 
 
 INTERRUPTED = "interrupted"
+#: What stopped a run, as its one line says it (exit 128 + the signal's number).
+STOPPED_BY = {
+    signal.SIGINT: INTERRUPTED,
+    signal.SIGTERM: "terminated (SIGTERM)",
+    signal.SIGHUP: "hung up (SIGHUP)",
+}
 
 
 def _setup_logging(verbose: int) -> None:
@@ -117,19 +124,25 @@ def _os_error(e: OSError) -> str:
 
 
 @contextmanager
-def _stop_on_ctrl_c(stop: threading.Event) -> Iterator[None]:
-    """The first Ctrl-C sets ``stop`` (the work in flight is given up, what was stored is
-    kept); a second one interrupts at once."""
+def _stop_on_signals(stop: threading.Event) -> Iterator[list[signal.Signals]]:
+    """The first Ctrl-C, SIGTERM or SIGHUP sets ``stop`` (the work in flight is given up,
+    what was stored is kept) and is put in the list; a second of the same ends the process
+    at once (Ctrl-C: KeyboardInterrupt; the others: their default action)."""
+    seen: list[signal.Signals] = []
 
     def on_signal(number: int, frame: Any) -> None:
+        if not seen:
+            seen.append(signal.Signals(number))
         stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        again = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
+        signal.signal(number, again)
 
-    previous = signal.signal(signal.SIGINT, on_signal)
+    previous = {number: signal.signal(number, on_signal) for number in STOPPED_BY}
     try:
-        yield
+        yield seen
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def archive_option(help: str) -> Callable[[F], F]:
