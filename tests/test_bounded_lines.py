@@ -7,6 +7,7 @@ through the command line (CliRunner and a real subprocess), against loopback ser
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -18,6 +19,7 @@ from test_cli import podarchive
 
 from podarchive.cli import cli
 from podarchive.config import load_schedules
+from podarchive.progress import BarProgress
 
 LONG_URL = "http://127.0.0.1:1/" + "a" * 100_000  # nothing listens on port 1
 FAKE = "podarchive: fake line"
@@ -191,3 +193,13 @@ def test_an_item_listing_3000_transcripts_costs_at_most_20_requests_per_check(
     code, _, err = invoke(*args, "--recheck-pages")  # every listed file again, due or not
     assert code == 0
     assert len(_file_requests(site, before)) == 20
+
+
+def test_a_name_with_rich_markup_is_text_in_backfills_progress_bars() -> None:
+    """On a terminal a feed's name was read as rich markup: ``[/b]`` raised MarkupError."""
+    stream = io.StringIO()
+    with BarProgress(stream) as bars:
+        bars.start("[/bold] Evil [red]", "feed", 1)
+        bars.advance()
+        bars.done()
+    assert "[/bold] Evil [red]: feed" in stream.getvalue()
