@@ -218,15 +218,11 @@ def import_opml(
     sorter = ImportSorter(scheduled)
     first = [sorter.sort(feed) for feed in feeds]
     new = [s.feed.url for s in first if s.verdict == "new"]
-    overrides: dict[str, Any] = {"every": interval, "cron": cron} if every or cron else {}
-    overrides |= ({"pages": False} if no_pages else {}) | (
-        {"allow_private_hosts": True} if allow_private_hosts else {}
-    )
-    planned = {
-        id(s): _planned(s.feed, str(opml_file), overrides, allow_fast)
+    overrides = _overrides(interval, cron, no_pages, allow_private_hosts)
+    plans = [
+        _planned(s.feed, str(opml_file), overrides, allow_fast) if s.verdict == "new" else None
         for s in first
-        if s.verdict == "new"
-    }
+    ]
     settings = None if no_check else run_settings(allow_private_hosts)
     from podarchive.discover import FeedChecks
 
@@ -234,8 +230,7 @@ def import_opml(
     counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "skipped"), 0)
     chosen: list[FeedSchedule] = []
     with checks:
-        for outcome in first:
-            plan = planned.get(id(outcome))
+        for outcome, plan in zip(first, plans, strict=True):
             if outcome.verdict == "new" and settings:
                 found = checks.next()
                 if isinstance(found, str):
@@ -264,6 +259,18 @@ def import_opml(
     )
     if counts["failed"]:
         sys.exit(1)
+
+
+def _overrides(
+    interval: timedelta | None, cron: str | None, no_pages: bool, allow_private_hosts: bool
+) -> dict[str, Any]:
+    """What the command's options set in every new entry, over the OPML file's settings."""
+    overrides: dict[str, Any] = {"every": interval, "cron": cron} if interval or cron else {}
+    if no_pages:
+        overrides["pages"] = False
+    if allow_private_hosts:
+        overrides["allow_private_hosts"] = True
+    return overrides
 
 
 def _planned(feed: Any, path: str, overrides: dict[str, Any], allow_fast: bool) -> FeedSchedule:
