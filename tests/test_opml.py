@@ -3,6 +3,7 @@ and ``export`` commands (CliRunner, real subprocesses, loopback fetches only).""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,9 @@ from podarchive.config import (
 )
 from podarchive.errors import OpmlError, ScheduleError
 from podarchive.opml import (
+    MAX_DEPTH,
     MAX_OPML_BYTES,
+    PODARCHIVE_NS,
     ImportSorter,
     OpmlFeed,
     parse_opml,
@@ -215,7 +218,7 @@ def test_a_huge_file_is_refused_before_parsing() -> None:
 def test_render_is_opml_2_as_podcast_apps_read_it() -> None:
     feeds = [
         OpmlFeed(PYTORCH, "PyTorch Developer Podcast"),
-        OpmlFeed(CAFE, ODD_NAME),
+        OpmlFeed(CAFE, ODD_NAME, options=(("cron", "0 * * * *"),)),
         OpmlFeed("https://no-name.example.com/rss"),
     ]
     assert render_opml(feeds, "podarchive feeds", NOW) == (OPML / "export.opml").read_bytes()
@@ -579,7 +582,7 @@ def test_export_then_import_gives_the_same_feeds(tmp_path: Path) -> None:
     """The round trip: every URL and name comes back unchanged."""
     mine = tmp_path / "mine"
     _three_feeds(mine)
-    add_schedule(mine, FeedSchedule("http://x.example/a b/ü?q=<1>&r='2'", "Ünïcödé 🎙️ \U000e0067"))
+    add_schedule(mine, FeedSchedule("http://x.example/a%20b/ü?q=<1>&r='2'", "Ünïcödé 🎙️ \U000e0067"))
     add_schedule(mine, FeedSchedule("https://y.example/feed", "https://y.example/other"))
     exported = tmp_path / "feeds.opml"
     assert invoke("export", "-o", str(exported), "--schedules", str(mine))[0] == 0
@@ -592,6 +595,111 @@ def test_export_then_import_gives_the_same_feeds(tmp_path: Path) -> None:
         + ", 0 already scheduled, 0 duplicates, 0 failed, 0 skipped"
     )
     assert sorted(scheduled(fresh)) == sorted(scheduled(mine))
+
+
+EVERY_SETTING = [
+    FeedSchedule("https://a.example/feed", "Defaults"),
+    FeedSchedule("https://b.example/feed", None, every=timedelta(minutes=30), pages=False),
+    FeedSchedule("https://c.example/feed", "Cron", every=None, cron="0 6 * * 1-5"),
+    FeedSchedule(
+        "https://d.example/feed",
+        "Everything",
+        every=timedelta(hours=1, minutes=30),
+        user_agent='Mozilla/5.0 (X11) "quoted" & <odd>',
+        allow_private_hosts=True,
+        page_every=timedelta(days=2),
+        transcripts=False,
+        chapters=False,
+    ),
+]
+
+
+def test_export_then_import_keeps_every_setting_of_every_feed(tmp_path: Path) -> None:
+    """Issue #23: every FeedSchedule field survives export then import (podarchive:*)."""
+    mine = tmp_path / "mine"
+    add_schedules(mine, EVERY_SETTING, "mine")
+    exported = tmp_path / "feeds.opml"
+    assert invoke("export", "-o", str(exported), "--schedules", str(mine))[0] == 0
+    assert b'podarchive:every="1h30m"' in exported.read_bytes()
+    fresh = tmp_path / "fresh"
+    code, _, err = invoke("import", str(exported), "--no-check", "--schedules", str(fresh))
+    assert (code, err) == (0, "")
+    assert [dataclasses.replace(f, source="") for f in load_schedules(fresh)] == EVERY_SETTING
+    assert (fresh / "import-feeds.toml").read_text() == (mine / "mine.toml").read_text()
+
+
+def test_import_options_win_over_the_files_settings(tmp_path: Path) -> None:
+    source = tmp_path / "one.opml"
+    source.write_bytes(
+        opml(
+            f'<outline xmlns:podarchive="{PODARCHIVE_NS}" text="A" xmlUrl="https://a.example/f" '
+            'podarchive:every="30m" podarchive:pages="true" podarchive:user_agent="UA/1"/>'
+        )
+    )
+    args = ["import", str(source), "--no-check", "--schedules", str(tmp_path / "s")]
+    assert invoke(*args, "--cron", "0 6 * * *", "--no-pages")[0] == 0
+    (feed,) = load_schedules(tmp_path / "s")
+    assert (feed.every, feed.cron, feed.pages, feed.user_agent) == (
+        None,
+        "0 6 * * *",
+        False,
+        "UA/1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ('podarchive:every="often"', "line 6: podarchive:every: bad interval 'often'"),
+        ('podarchive:every="10s"', "line 6: podarchive:every: 10s is under the 60 s floor"),
+        ('podarchive:page_every="1m"', "line 6: podarchive:page_every: "),
+        ('podarchive:cron="every day"', "line 6: podarchive:cron: "),
+        ('podarchive:every="1h" podarchive:cron="0 * * * *"', "give either every or cron"),
+        ('podarchive:pages="maybe"', "line 6: podarchive:pages: must be true or false"),
+        ('podarchive:frobnicate="1"', "line 6: podarchive:frobnicate: unknown key"),
+        ('podarchive:url="https://x.example/"', "line 6: podarchive:url: not a podarchive"),
+    ],
+)
+def test_import_refuses_a_bad_setting_in_one_line(
+    tmp_path: Path, attributes: str, message: str
+) -> None:
+    source = tmp_path / "bad.opml"
+    source.write_bytes(
+        opml(
+            '<outline text="ok" xmlUrl="https://ok.example/feed"/>',
+            f'<outline xmlns:podarchive="{PODARCHIVE_NS}" text="A" '
+            f'xmlUrl="https://a.example/feed" {attributes}/>',
+        )
+    )
+    code, out, err = invoke("import", str(source), "--schedules", str(tmp_path / "s"))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"podarchive: error: {source}: ")
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "s").exists()  # nothing fetched, nothing written
+
+
+def _nested(depth: int) -> bytes:
+    """A feed outline inside ``depth - 1`` category outlines."""
+    inner = '<outline type="rss" text="deep" xmlUrl="https://deep.example/feed"/>'
+    return opml('<outline text="c">' * (depth - 1) + inner + "</outline>" * (depth - 1))
+
+
+def test_import_reads_outlines_254_deep_and_refuses_deeper_in_one_line(tmp_path: Path) -> None:
+    """Issue #23: the README states the depth podarchive reads (libxml2's limit)."""
+    source = tmp_path / "deep.opml"
+    source.write_bytes(_nested(MAX_DEPTH))
+    code, out, _ = invoke("import", str(source), "--no-check", "--schedules", str(tmp_path / "s"))
+    assert code == 0
+    assert out.startswith("scheduled: https://deep.example/feed (deep)\n")
+    assert len(parse_opml(_nested(MAX_DEPTH))[0].category) == MAX_DEPTH - 1
+    source.write_bytes(_nested(MAX_DEPTH + 1))
+    code, out, err = invoke("import", str(source), "--schedules", str(tmp_path / "t"))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"podarchive: {source}: outlines nested more than 254 deep (line 5); "
+        "podarchive reads OPML up to that depth\n"
+    )
 
 
 # real processes ------------------------------------------------------------------------------
@@ -622,6 +730,6 @@ def test_subprocess_export(tmp_path: Path) -> None:
     assert (exported.returncode, exported.stderr) == (0, "")
     assert parse_opml(exported.stdout.encode("utf-8")) == [
         OpmlFeed(PYTORCH, "PyTorch Developer Podcast"),
-        OpmlFeed(CAFE, ODD_NAME),
+        OpmlFeed(CAFE, ODD_NAME, options=(("cron", "0 * * * *"),)),
         OpmlFeed("https://no-name.example.com/rss"),
     ]

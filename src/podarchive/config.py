@@ -30,11 +30,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from podarchive.cron import validate_cron
-from podarchive.errors import PodarchiveError, ScheduleError
+from podarchive.errors import PodarchiveError, ScheduleError, safe_label, safe_url
 from podarchive.recheck import check_page_every
+from podarchive.urls import feed_url_problem
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
+_FLAGS = frozenset({"pages", "allow_private_hosts", "transcripts", "chapters"})
 FEED_KEYS = frozenset(
     {
         "url",
@@ -71,7 +73,8 @@ class FeedSchedule:
 
     @property
     def label(self) -> str:
-        return self.name or self.url
+        """The name (else the URL) for messages: escaped and shortened (:func:`safe_label`)."""
+        return safe_label(self.name) if self.name else safe_url(self.url)
 
 
 def parse_interval(text: str) -> timedelta:
@@ -106,11 +109,12 @@ def check_every(interval: timedelta, *, allow_fast: bool = False) -> timedelta:
 
 
 def check_feed_url(url: str) -> str:
-    """A configured feed URL must be absolute http(s). Returns it stripped."""
+    """A configured feed URL must be absolute http(s), without control characters or white
+    space inside (:func:`~podarchive.urls.feed_url_problem`). Returns it stripped."""
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {url!r}")
+    problem = feed_url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{problem}: '{safe_url(url)}'")
     return url
 
 
@@ -147,50 +151,56 @@ def load_schedule_file(path: Path, *, allow_fast: bool = False) -> list[FeedSche
     tables = data.get("feed", [])
     if not isinstance(tables, list) or not tables:
         raise ScheduleError(str(path), "no [[feed]] tables", "feed")
-    return [_feed_from_table(path, i, table, allow_fast) for i, table in enumerate(tables)]
+    return [
+        _feed_from_table(str(path), f"feed[{i}]", table, allow_fast)
+        for i, table in enumerate(tables)
+    ]
 
 
-def _feed_from_table(path: Path, index: int, table: Any, allow_fast: bool) -> FeedSchedule:
-    where = f"feed[{index}]"
+def _feed_from_table(
+    path: str, where: str, table: Any, allow_fast: bool, dot: str = "."
+) -> FeedSchedule:
+    """The feed ``table`` describes; a ScheduleError names ``path`` and the key (``where``,
+    ``dot``, the key's name: ``feed[0].every``, or in an OPML file ``line 7: podarchive:every``)."""
     if not isinstance(table, dict):
-        raise ScheduleError(str(path), "must be a table", where)
+        raise ScheduleError(path, "must be a table", where)
     unknown = sorted(set(table) - FEED_KEYS)
     if unknown:
-        raise ScheduleError(str(path), "unknown key", f"{where}.{unknown[0]}")
+        raise ScheduleError(path, "unknown key", f"{where}{dot}{unknown[0]}")
 
     def get(key: str, kind: type, default: Any = None) -> Any:
         value = table.get(key, default)
         if value is not default and not isinstance(value, kind):
-            raise ScheduleError(str(path), f"must be a {kind.__name__}", f"{where}.{key}")
+            raise ScheduleError(path, f"must be a {kind.__name__}", f"{where}{dot}{key}")
         return value
 
     if "url" not in table:
-        raise ScheduleError(str(path), "missing", f"{where}.url")
+        raise ScheduleError(path, "missing", f"{where}{dot}url")
     try:
         url = check_feed_url(get("url", str))
     except ValueError as e:
-        raise ScheduleError(str(path), str(e), f"{where}.url") from e
+        raise ScheduleError(path, str(e), f"{where}{dot}url") from e
     every_text, cron = get("every", str), get("cron", str)
     if every_text is not None and cron is not None:
-        raise ScheduleError(str(path), "give either every or cron, not both", f"{where}.cron")
+        raise ScheduleError(path, "give either every or cron, not both", f"{where}{dot}cron")
     every: timedelta | None = DEFAULT_EVERY if cron is None else None
     if every_text is not None:
         try:
             every = check_every(parse_interval(every_text), allow_fast=allow_fast)
         except ValueError as e:
-            raise ScheduleError(str(path), str(e), f"{where}.every") from e
+            raise ScheduleError(path, str(e), f"{where}{dot}every") from e
     if cron is not None:
         try:
             validate_cron(cron)
         except ValueError as e:
-            raise ScheduleError(str(path), str(e), f"{where}.cron") from e
+            raise ScheduleError(path, str(e), f"{where}{dot}cron") from e
     page_every_text = get("page_every", str)
     page_every: timedelta | None = None
     if page_every_text is not None:
         try:
             page_every = check_page_every(parse_interval(page_every_text), allow_fast=allow_fast)
         except ValueError as e:
-            raise ScheduleError(str(path), str(e), f"{where}.page_every") from e
+            raise ScheduleError(path, str(e), f"{where}{dot}page_every") from e
     return FeedSchedule(
         url=url,
         name=get("name", str),
@@ -202,7 +212,7 @@ def _feed_from_table(path: Path, index: int, table: Any, allow_fast: bool) -> Fe
         page_every=page_every,
         transcripts=get("transcripts", bool, True),
         chapters=get("chapters", bool, True),
-        source=str(path),
+        source=path,
     )
 
 
@@ -223,27 +233,71 @@ def _toml_escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def _settings(feed: FeedSchedule) -> list[tuple[str, str | bool]]:
+    """``feed``'s settings but its URL and name, in order: ``every`` (or ``cron``),
+    ``pages``, then each other one that is not the default."""
+    found: list[tuple[str, str | bool]] = []
+    if feed.cron:
+        found.append(("cron", feed.cron))
+    elif feed.every is not None:
+        found.append(("every", format_interval(feed.every)))
+    found.append(("pages", feed.pages))
+    if feed.page_every is not None:
+        found.append(("page_every", format_interval(feed.page_every)))
+    found += [(key, False) for key in ("transcripts", "chapters") if not getattr(feed, key)]
+    if feed.allow_private_hosts:
+        found.append(("allow_private_hosts", True))
+    if feed.user_agent:
+        found.append(("user_agent", feed.user_agent))
+    return found
+
+
 def render_schedule(feed: FeedSchedule) -> str:
     """``feed`` as a ``[[feed]]`` table: every setting that is not the default, and ``pages``."""
     lines = ["[[feed]]", f"url = {_toml_string(feed.url)}"]
     if feed.name:
         lines.append(f"name = {_toml_string(feed.name)}")
-    if feed.cron:
-        lines.append(f"cron = {_toml_string(feed.cron)}")
-    elif feed.every is not None:
-        lines.append(f"every = {_toml_string(format_interval(feed.every))}")
-    lines.append(f"pages = {'true' if feed.pages else 'false'}")
-    if feed.page_every is not None:
-        lines.append(f"page_every = {_toml_string(format_interval(feed.page_every))}")
-    if not feed.transcripts:
-        lines.append("transcripts = false")
-    if not feed.chapters:
-        lines.append("chapters = false")
-    if feed.allow_private_hosts:
-        lines.append("allow_private_hosts = true")
-    if feed.user_agent:
-        lines.append(f"user_agent = {_toml_string(feed.user_agent)}")
+    for key, value in _settings(feed):
+        text = ("true" if value else "false") if isinstance(value, bool) else _toml_string(value)
+        lines.append(f"{key} = {text}")
     return "\n".join(lines) + "\n"
+
+
+_DEFAULTS = {("every", format_interval(DEFAULT_EVERY)), ("pages", True)}
+
+
+def feed_options(feed: FeedSchedule) -> tuple[tuple[str, str], ...]:
+    """``feed``'s settings that are not the defaults, as text: the ``podarchive:`` attributes
+    of its OPML outline (``(("every", "30m"), ("pages", "false"))``)."""
+    return tuple(
+        (key, ("true" if value else "false") if isinstance(value, bool) else value)
+        for key, value in _settings(feed)
+        if (key, value) not in _DEFAULTS
+    )
+
+
+def feed_from_options(
+    url: str,
+    name: str | None,
+    options: Sequence[tuple[str, str]],
+    *,
+    path: str,
+    where: str,
+    allow_fast: bool = False,
+) -> FeedSchedule:
+    """The feed an OPML outline describes with :func:`feed_options`' attributes, checked as
+    a schedule file's table is: a bad one is a ScheduleError naming ``path`` and the
+    attribute (``where``: ``line 7: podarchive``)."""
+    table: dict[str, Any] = {"url": url} | ({"name": name} if name else {})
+    for key, text in options:
+        if key in ("url", "name") or key in table:
+            raise ScheduleError(path, "not a podarchive setting here", f"{where}:{key}")
+        table[key] = text
+        if key in _FLAGS:
+            if text.strip() not in ("true", "false"):
+                raise ScheduleError(path, "must be true or false", f"{where}:{key}")
+            table[key] = text.strip() == "true"
+    return _feed_from_table(path, where, table, allow_fast, dot=":")
 
 
 def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = False) -> Path:
@@ -256,9 +310,13 @@ def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = Fals
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise PodarchiveError(f"cannot make {directory}: {e.strerror or e}") from e
+    try:
+        check_feed_url(feed.url)
+    except ValueError as e:  # a feed found on a page announcing it
+        raise PodarchiveError(f"not scheduled: {e}") from e
     existing = {f.url: f.source for f in load_schedules(directory, allow_fast=allow_fast)}
     if feed.url in existing:
-        raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
+        raise ScheduleError(existing[feed.url], f"{safe_url(feed.url)} is already scheduled", "url")
     path = directory / schedule_file_name(feed.url, feed.name)
     stem, n = path.stem, 2
     while path.exists():
@@ -292,7 +350,9 @@ def add_schedules(
     )
     for feed in feeds:
         if feed.url in existing:
-            raise ScheduleError(existing[feed.url], f"{feed.url} is already scheduled", "url")
+            raise ScheduleError(
+                existing[feed.url], f"{safe_url(feed.url)} is already scheduled", "url"
+            )
         existing[feed.url] = "this import"
     stem = schedule_file_name("", name).removesuffix(".toml")
     draft = directory / f".{stem}.{os.getpid()}.tmp"  # not *.toml: no loader reads it

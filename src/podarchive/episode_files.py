@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from podarchive import recheck
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
-from podarchive.errors import PodarchiveError
+from podarchive.errors import PodarchiveError, safe_url
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_again
 from podarchive.store import Archive
@@ -73,7 +73,7 @@ def fetch_file(
     except PodarchiveError as e:
         return FileOutcome(task, schedule, records, error=e)
     except Exception as e:
-        log.exception("unexpected error reading %s %s", task.kind, task.url)
+        log.exception("unexpected error reading %s %s", task.kind, safe_url(task.url))
         return FileOutcome(task, schedule, records, error=PodarchiveError(f"internal error: {e!r}"))
 
 

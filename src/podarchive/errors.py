@@ -31,6 +31,8 @@ so code above the adapters only ever sees this tree::
 
 from __future__ import annotations
 
+import re
+
 
 class PodarchiveError(Exception):
     """Root of podarchive's exceptions. ``str(e)`` is a one-line reason fit for a user."""
@@ -173,14 +175,38 @@ class ChaptersError(ParseError):
     default_message = "not usable chapters"
 
 
+NAME_LIMIT = 120  # a feed's name or an episode's title in a message
+URL_LIMIT = 200  # a URL in a message
+# C0 controls, DEL, C1 controls and the Unicode line and paragraph separators: what could end
+# a message's line early (a fake "podarchive:" line after it) or drive the terminal (ESC).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters, an ellipsis marking the cut (for messages)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def escape_controls(text: str) -> str:
+    """``text`` with each control character written as its escape (``\\n``, ``\\x1b``)."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def safe_label(text: str, limit: int = NAME_LIMIT) -> str:
+    """A name, title or URL from a feed or a file, fit for a one-line message: its control
+    characters escaped (it can start no line of its own), then cut to ``limit``."""
+    return shorten(escape_controls(text), limit)
+
+
+def safe_url(url: str) -> str:
+    """:func:`safe_label` for a URL (cut at :data:`URL_LIMIT`)."""
+    return safe_label(url, URL_LIMIT)
+
+
 def one_line(text: str, limit: int = 300) -> str:
-    """``text`` with its white space folded to single spaces, then :func:`shorten`."""
-    return shorten(" ".join(text.split()), limit)
+    """``text`` with its white space folded to single spaces and its other control
+    characters escaped, then :func:`shorten`."""
+    return shorten(escape_controls(" ".join(text.split())), limit)
 
 
 class BrokerError(PodarchiveError):

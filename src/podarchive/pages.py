@@ -18,7 +18,7 @@ from podarchive import policy, recheck
 from podarchive.clock import iso, parse_iso
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
-from podarchive.errors import ExtractError, PodarchiveError
+from podarchive.errors import ExtractError, PodarchiveError, safe_url
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_again
 from podarchive.store import Archive
@@ -60,7 +60,7 @@ def fetch_page(
     except PodarchiveError as e:
         return PageOutcome(task, records, error=e, schedule=schedule)
     except Exception as e:
-        log.exception("unexpected error reading page %s", task.url)
+        log.exception("unexpected error reading page %s", safe_url(task.url))
         error = PodarchiveError(f"internal error: {e!r}")
         return PageOutcome(task, records, error=error, schedule=schedule)
 

@@ -39,6 +39,9 @@ Deliberate choices:
   feedparser from a document of its own direct children (the scan writes it), and an
   ``<item>`` inside an extension element is no episode. Scopes cut at ``MAX_TAGS`` elements
   are one warning.
+* An item's ``podcast:transcript`` and ``podcast:chapters`` lists are cut at
+  ``podcast_ns.MAX_FILES`` each (the first ones in document order are kept): a warning per
+  item, ``item 3 lists 3,000 podcast:transcript files: the first 20 kept`` (five, then a count).
 
 Decoding (issue #17) is :mod:`podarchive.feed_encoding`'s: one bad byte or forbidden character
 reference costs that character (U+FFFD and a counted warning), never the feed.
@@ -115,6 +118,7 @@ def parse_feed(
             *_date_warnings(feed, entries),
             *_chapter_warnings(chapter_notes),
             *_tag_warnings(scan),
+            *_file_warnings(scan),
         ),
         recovered=_bozo_exception(result) is not None,
     )
@@ -484,6 +488,26 @@ def _tag_warnings(scan: PodcastScan) -> tuple[str, ...]:
         shown += f" and {len(cut) - _SAMPLES:,} more"
     most = f"{podcast_ns.MAX_TAGS:,}"
     return (f"more than {most} extension elements in {shown}: the first {most} kept",)
+
+
+def _file_warnings(scan: PodcastScan) -> tuple[str, ...]:
+    """One line per item (the first few, then a count) listing more transcripts or chapters
+    files than podcast_ns.MAX_FILES: the first ones are kept, in document order."""
+    most = podcast_ns.MAX_FILES
+    lines = [
+        f"item {number} lists {most + cut:,} {kind} files: the first {most} kept"
+        for number, item in enumerate(scan.items, 1)
+        for kind, cut in zip(
+            ("podcast:transcript", "podcast:chapters"), item.files_cut, strict=True
+        )
+        if cut
+    ]
+    if len(lines) <= _SAMPLES:
+        return tuple(lines)
+    rest = (
+        f"{len(lines) - _SAMPLES:,} more lists of over {most} files: the first {most} of each kept"
+    )
+    return (*lines[:_SAMPLES], rest)
 
 
 def _absolute(episode: Episode, base: str) -> Episode:

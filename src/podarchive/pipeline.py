@@ -26,6 +26,7 @@ from podarchive.cpu import CpuLane
 from podarchive.errors import (
     HTTPStatusError,
     PodarchiveError,
+    safe_url,
 )
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_for
@@ -201,7 +202,7 @@ def fetch_feed(
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
     except Exception as e:  # a bug must not cost the other feeds their run
-        log.exception("unexpected error updating %s", state.url)
+        log.exception("unexpected error updating %s", safe_url(state.url))
         return FeedOutcome(
             schedule, state, records, error=PodarchiveError(f"internal error: {e!r}")
         )
@@ -212,7 +213,8 @@ def fetch_feed(
 #: 2: bad bytes, character references and dates cost only themselves (#17).
 #: 3: Podlove Simple Chapters (``simple_chapters``) are read from items (#12).
 #: 4: every extension element is kept (``tags``, #13).
-READ_REVISION = 4
+#: 5: an item's transcripts and chapters files are cut at podcast_ns.MAX_FILES each (#23).
+READ_REVISION = 5
 
 
 def _item_context(result: FetchResult) -> str:

@@ -99,6 +99,9 @@ MAPPED_KINDS = ITEM_NAMESPACES | {
 # Captured elements per scope (the channel, one item); the rest are cut, with a warning.
 # Twice MAX_CHAPTERS: a psc:chapters with as many chapters as are read is kept whole.
 MAX_TAGS = 2 * MAX_CHAPTERS
+# podcast:transcript and podcast:chapters entries kept per item, of each kind, in document
+# order: each is a request at every re-check, so an item listing thousands is cut (#23).
+MAX_FILES = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +116,9 @@ class ItemScan:
     content_encoded: str | None = None  # content:encoded, raw
     itunes_summary: str | None = None
     itunes_subtitle: str | None = None
-    transcripts: tuple[Transcript, ...] = ()
-    chapters: tuple[Chapters, ...] = ()
+    transcripts: tuple[Transcript, ...] = ()  # the first MAX_FILES
+    chapters: tuple[Chapters, ...] = ()  # the first MAX_FILES
+    files_cut: tuple[int, int] = (0, 0)  # transcripts, chapters entries over MAX_FILES
     persons: tuple[Person, ...] = ()
     # psc:chapter (start, title, href, image) attributes, document order, at most
     # MAX_CHAPTERS + 1 (one over the cap, so that chapters.parse_simple_chapters says it cut)
@@ -330,8 +334,9 @@ def _scan_item(
         content_encoded=found.get("content_encoded"),
         itunes_summary=found.get("itunes_summary"),
         itunes_subtitle=found.get("itunes_subtitle"),
-        transcripts=tuple(transcripts),
-        chapters=tuple(chapters),
+        transcripts=tuple(transcripts[:MAX_FILES]),
+        chapters=tuple(chapters[:MAX_FILES]),
+        files_cut=(max(0, len(transcripts) - MAX_FILES), max(0, len(chapters) - MAX_FILES)),
         persons=tuple(persons),
         simple_chapters=tuple(simple_chapters),
         tags=captured.tags,

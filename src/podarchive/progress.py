@@ -11,6 +11,7 @@ import time
 from typing import IO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -58,7 +59,8 @@ class BarProgress:
         self._bars.stop()
 
     def start(self, label: str, phase: str, total: int | None) -> None:
-        self._task = self._bars.add_task(f"{label}: {phase}", total=total)
+        # a feed's name is text, not rich markup ("[/b]" in it would raise MarkupError)
+        self._task = self._bars.add_task(escape(f"{label}: {phase}"), total=total)
 
     def advance(self, count: int = 1) -> None:
         if self._task is not None:

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from podarchive.errors import ConfigError, ExtractError, ParseError
+from podarchive.errors import ConfigError, ExtractError, ParseError, safe_label, safe_url
 from podarchive.parse import parse_feed
 from podarchive.reading import read_page
 from podarchive.rows import channel_row, episode_writes
@@ -44,7 +44,7 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     chosen = [f for f in known if not feeds or f[1] in feeds or f[2] in feeds]
     missing = [name for name in feeds if not any(name in (url, label) for _, url, label in known)]
     if missing:
-        raise ConfigError(f"no such feed in the archive: {missing[0]}")
+        raise ConfigError(f"no such feed in the archive: {safe_label(missing[0])}")
     reports = []
     for feed_id, url, name in chosen:
         report = _reparse_one(archive, feed_id, url, name)
@@ -80,7 +80,7 @@ def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None
 
 
 def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> ReparseReport:
-    report = ReparseReport(url, name or url)
+    report = ReparseReport(url, safe_label(name) if name else safe_url(url))
     observations = archive.replay_observations(feed_id)
     if not observations:
         return report

@@ -26,7 +26,7 @@ from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
 from podarchive.cpu import CpuLane
 from podarchive.episode_files import FileOutcome, fetch_file, store_file
-from podarchive.errors import Abandoned
+from podarchive.errors import Abandoned, one_line, safe_url
 from podarchive.fetch import Fetcher
 from podarchive.hosts import HostTurns
 from podarchive.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
@@ -454,7 +454,7 @@ def _followers(
 def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
     report.pages_pending -= 1
     if count_page(report, status):
-        log.info("%s: page %s: %s", report.label, outcome.task.url, outcome.error)
+        log.info("%s: page %s: %s", report.label, safe_url(outcome.task.url), outcome.error)
     if status == "failed":
         report.problems.append(("page", str(outcome.error)))
 
@@ -464,7 +464,8 @@ def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) ->
     if status == "failed":
         report.files_failed += 1
         report.problems.append((outcome.task.kind, str(outcome.error)))
-        log.info("%s: %s %s: %s", report.label, outcome.task.kind, outcome.task.url, outcome.error)
+        url = safe_url(outcome.task.url)
+        log.info("%s: %s %s: %s", report.label, outcome.task.kind, url, outcome.error)
     else:
         report.files_ok += 1
 
@@ -487,6 +488,7 @@ def _log_feed(report: FeedReport) -> None:
                 *(report.label, report.files_ok, report.files_failed),
             )
     if report.moved_to:
-        log.warning("%s: moved to %s (update its schedule file)", report.label, report.moved_to)
+        moved = safe_url(report.moved_to)
+        log.warning("%s: moved to %s (update its schedule file)", report.label, moved)
     for warning in report.warnings:
-        log.info("%s: warning: %s", report.label, warning)
+        log.info("%s: warning: %s", report.label, one_line(warning))

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from podarchive.clock import iso
-from podarchive.errors import one_line
+from podarchive.errors import one_line, safe_label, safe_url
 
 STATUS_FORMAT = 1
 HEARTBEAT_STALE = timedelta(seconds=60)  # no heartbeat for this long: the daemon is dead
@@ -213,13 +213,13 @@ def failing_lines(doc: Mapping[str, Any]) -> list[str]:
 
 
 def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
-    name = str(feed.get("name") or feed.get("title") or feed["url"])
+    """The feed's cells: names, URLs and errors escaped and shortened (one line each)."""
+    named = feed.get("name") or feed.get("title")
+    name = safe_label(str(named)) if named else safe_url(str(feed["url"]))
     if feed.get("failing"):
         name = f"! {name}"
     success = parse_time(feed.get("last_success_at"))
-    error = str(feed.get("last_error") or "") if feed.get("error_count") else ""
-    if len(error) > _ERROR_WIDTH:
-        error = error[: _ERROR_WIDTH - 1] + "…"
+    error = _cut(str(feed.get("last_error") or "")) if feed.get("error_count") else ""
     due = parse_time(feed.get("next_due_at"))
     pages = ", ".join(
         f"{feed[k]} {k.removeprefix('pages_')}" for k in _PAGE_KEYS if feed.get(k)
@@ -231,7 +231,7 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
     if feed.get("gone_at"):
         moved.append(f"gone {str(feed['gone_at'])[:10]}")
     if feed.get("fetch_url"):
-        moved.append(f"moved to {feed['fetch_url']}")
+        moved.append(f"moved to {safe_url(str(feed['fetch_url']))}")
     return (
         name,
         _ago(success, now) if success else "never",
@@ -254,17 +254,30 @@ def _files_failing(feed: Mapping[str, Any]) -> str:
         counts.append(f"{n} chapters")
     if not counts:
         return ""
-    error = _commonest(feed.get("file_errors")) or str(feed.get("file_error") or "")
-    if len(error) > _ERROR_WIDTH:
-        error = error[: _ERROR_WIDTH - 1] + "…"
+    error = _commonest(feed.get("file_errors")) or _cut(str(feed.get("file_error") or ""))
     return ", ".join(counts) + (f": {error}" if error else "")
 
 
 def _commonest(counts: object) -> str:
     if not isinstance(counts, Mapping) or not counts:
         return ""
-    reason = str(max(counts, key=lambda r: counts[r]))
-    return reason if len(reason) <= _ERROR_WIDTH else reason[: _ERROR_WIDTH - 1] + "…"
+    return _cut(str(max(counts, key=lambda r: counts[r])))
+
+
+def _cut(error: str) -> str:
+    """An error for a table cell: on one line, at most ``_ERROR_WIDTH`` characters."""
+    return one_line(error, _ERROR_WIDTH)
+
+
+# C1 controls and the line separators, which JSON may hold raw (C0 ones it always escapes).
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def json_text(doc: Mapping[str, Any]) -> str:
+    """``doc`` as indented JSON with every value whole; control characters are escaped
+    (``\\u001b``, ``\\u009b``) so that no value can drive the terminal it is printed on."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _span(delta: timedelta) -> str:

@@ -231,6 +231,22 @@ def is_http_url(url: str) -> bool:
     return parts.scheme in DEFAULT_PORTS and bool(_host_of(parts.netloc))
 
 
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def feed_url_problem(url: str) -> str | None:
+    """Why ``url`` (stripped) cannot be a configured feed URL, or None: not absolute http(s),
+    or a control character or white space inside it (a newline would also split every
+    message that names the feed)."""
+    if _CONTROL_CHARACTER.search(url):
+        return "a control character in the URL"
+    if not is_http_url(url):
+        return "not an http(s) URL"
+    if any(c.isspace() for c in url):
+        return "white space in the URL (write a space as %20)"
+    return None
+
+
 def strip_tracking_prefixes(url: str) -> str:
     """Remove podcast analytics redirect prefixes (Podtrac, Chartable, OP3, …), even chained.
 

@@ -48,6 +48,7 @@ from podarchive.config import (
     load_schedules,
     parse_interval,
 )
+from podarchive.errors import one_line
 from podarchive.run import RunReport, update_due, update_feeds
 from podarchive.status import plural, problem_line
 from podarchive.store import Archive, check_file
@@ -167,8 +168,8 @@ def _adhoc_feeds(urls: tuple[str, ...], schedules_dir: Path) -> tuple[FeedSchedu
 def _finish(report: RunReport) -> None:
     """One line per failed feed (exit 1), then one per feed whose pages or files failed
     (these alone leave the exit code 0)."""
-    for feed in report.failed:
-        click.echo(f"podarchive: {feed.label}: {feed.error}", err=True)
+    for feed in report.failed:  # labels are escaped and shortened (FeedSchedule.label)
+        click.echo(f"podarchive: {feed.label}: {one_line(feed.error or '')}", err=True)
     for feed in report.feeds:
         line = problem_line(feed.label, feed.problems, feed.source)
         if line is not None:
@@ -320,10 +321,8 @@ def status(
     With --shards-dir, the feeds of every shard of a cluster, each shard's line, and with
     --broker its worker and queue; exit 1 also when a shard has no live worker.
     """
-    import json
-
     from podarchive.clock import utcnow
-    from podarchive.status import heartbeat_path, read_heartbeat, render_table
+    from podarchive.status import heartbeat_path, json_text, read_heartbeat, render_table
     from podarchive.status import report as status_report
 
     try:
@@ -342,7 +341,7 @@ def status(
     now = utcnow()
     doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
     if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        click.echo(json_text(doc))
     else:
         click.echo(render_table(doc, now), nl=False)
     if doc["failing"]:

@@ -26,6 +26,7 @@ from podarchive.config import (
     check_feed_url,
     load_schedules,
 )
+from podarchive.errors import one_line, safe_url
 from podarchive.status import plural
 from podarchive.store import Archive
 
@@ -96,7 +97,7 @@ def _print_backfill(report: Any) -> None:
     for f in report.feeds:
         click.echo(f"{f.label}:")
         if f.error:
-            click.echo(f"  failed: {f.error}")
+            click.echo(f"  failed: {one_line(f.error)}")
         click.echo(
             f"  episodes: {f.feed_episodes} in the feed, {f.archive_new} new from "
             f"{plural(f.documents_fetched, 'archive/paged document')} fetched"
@@ -109,7 +110,7 @@ def _print_backfill(report: Any) -> None:
             )
         if report.dry_run:
             for url in f.would_fetch:
-                click.echo(f"  would fetch {url}")
+                click.echo(f"  would fetch {safe_url(url)}")
             click.echo(f"  pages: would fetch {len(f.would_fetch)}")
         else:
             click.echo(
@@ -118,7 +119,7 @@ def _print_backfill(report: Any) -> None:
                 + (f", {f.pages_left} left" if f.pages_left else "")
             )
         for url, reason in f.failures:
-            click.echo(f"  failure: {url}: {reason}")
+            click.echo(f"  failure: {safe_url(url)}: {one_line(reason)}")
     if report.dry_run:
         pages = sum(len(f.would_fetch) for f in report.feeds)
         click.echo(
@@ -229,7 +230,7 @@ def backfill(
         sys.exit(130)
     if report.failed:
         for f in report.failed:
-            click.echo(f"podarchive: {f.label}: {f.error}", err=True)
+            click.echo(f"podarchive: {f.label}: {one_line(f.error or '')}", err=True)
         sys.exit(1)
 
 

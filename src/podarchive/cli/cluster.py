@@ -332,7 +332,6 @@ def cluster_status(
 ) -> None:
     """``status --shards-dir``: every shard's feeds, and with a broker its workers (exit 1:
     a feed failing longer than the threshold, or a shard without a live worker)."""
-    import json
 
     from podarchive.clock import utcnow
     from podarchive.cluster.shards import find_shards, parse_shard_name
@@ -363,7 +362,9 @@ def cluster_status(
     now = utcnow()
     doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
     if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        from podarchive.status import json_text
+
+        click.echo(json_text(doc))
     else:
         click.echo(render_cluster(doc, now), nl=False)
     if doc["failing"] or doc["workers_missing"]:

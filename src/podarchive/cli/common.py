@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from podarchive.clock import now_iso
-from podarchive.errors import ConfigError, PodarchiveError, StorageError
+from podarchive.errors import ConfigError, PodarchiveError, StorageError, escape_controls
 from podarchive.lock import FileLock
 from podarchive.settings import Settings, settings_from_env
 from podarchive.status import plural
@@ -38,7 +38,7 @@ class UsageFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"podarchive: error: {self.message}", err=True)
+        click.echo(f"podarchive: error: {escape_controls(self.message)}", err=True)
 
 
 class CommandFailure(click.ClickException):
@@ -47,7 +47,7 @@ class CommandFailure(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"podarchive: {self.message}", err=True)
+        click.echo(f"podarchive: {escape_controls(self.message)}", err=True)
 
 
 class Interrupted(CommandFailure):
@@ -65,10 +65,19 @@ STOPPED_BY = {
 }
 
 
+class OneLineFormatter(logging.Formatter):
+    """Each message on one line: control characters in it escaped, so that a name or URL
+    from a feed can start no log line of its own (a traceback after it is kept as it is)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+
 def _setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("podarchive")
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -187,7 +196,7 @@ def _daemon_logging() -> None:
     root = logging.getLogger("podarchive")
     extra = root.level <= logging.DEBUG  # -vv: APScheduler's own INFO lines too
     root.setLevel(logging.DEBUG if root.level <= logging.INFO else logging.INFO)
-    formatter = logging.Formatter(DAEMON_LOG_FORMAT)
+    formatter = OneLineFormatter(DAEMON_LOG_FORMAT)
     for handler in root.handlers:
         handler.setFormatter(formatter)
     aps = logging.getLogger("apscheduler")

@@ -88,6 +88,9 @@ def add(
         raise click.UsageError("give --every or --cron, not both")
     try:
         url = check_feed_url(url)
+    except ValueError as e:
+        raise UsageFailure(str(e)) from e  # one line, whatever URL holds
+    try:
         interval: timedelta | None = parse_interval(every) if every else None
         if cron:
             validate_cron(cron)
@@ -112,7 +115,9 @@ def add(
 
         found = find_feed(url, settings)
         if found.discovered_from:
-            click.echo(f"found the feed {found.url} on {found.discovered_from}")
+            from podarchive.errors import safe_url
+
+            click.echo(f"found the feed {safe_url(found.url)} on {safe_url(found.discovered_from)}")
         url, name = found.url, name or found.title
     feed = FeedSchedule(
         url=url,
@@ -127,7 +132,9 @@ def add(
         chapters=not no_chapters,
     )
     path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
-    click.echo(f"added {url} to {path}")
+    from podarchive.errors import safe_url
+
+    click.echo(f"added {safe_url(url)} to {path}")
 
 
 # OPML import and export (issue 14) ----------------------------------------------------------
@@ -140,7 +147,9 @@ class OpmlFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"podarchive: {self.message}", err=True)
+        from podarchive.errors import escape_controls
+
+        click.echo(f"podarchive: {escape_controls(self.message)}", err=True)
 
 
 @click.command("import")
@@ -174,14 +183,16 @@ def import_opml(
     """Schedule every feed of an OPML file (a podcast app's export): one new schedule file.
 
     Each outline with an xmlUrl is a feed (nested outlines are walked), named by its title
-    or text. Feeds already scheduled, duplicates in the file and URLs that are not http(s)
-    are reported and left out; each new feed is fetched once to check it is a feed (or a
-    page announcing one), unless --no-check. The new feeds go into
-    <schedules>/import-<FILE's name>.toml (-2, -3… if taken). Exit 1 if a feed failed its
-    check (the others are scheduled), 2 if FILE is no usable OPML.
+    or text, with the settings 'podarchive export' wrote into it (podarchive:every…; the
+    options given here win). Feeds already scheduled, duplicates in the file and URLs that
+    are not http(s) or hold a control character or white space are reported and left out;
+    each new feed is fetched once to check it is a feed (or a page announcing one), unless
+    --no-check. The new feeds go into <schedules>/import-<FILE's name>.toml (-2, -3… if
+    taken). Exit 1 if a feed failed its check (the others are scheduled), 2 if FILE is no
+    usable OPML or a setting in it is bad.
     """
     from podarchive.config import add_schedules
-    from podarchive.errors import OpmlError
+    from podarchive.errors import OpmlError, one_line, safe_url
     from podarchive.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
 
     if every and cron:
@@ -207,33 +218,32 @@ def import_opml(
     sorter = ImportSorter(scheduled)
     first = [sorter.sort(feed) for feed in feeds]
     new = [s.feed.url for s in first if s.verdict == "new"]
+    overrides = _overrides(interval, cron, no_pages, allow_private_hosts)
+    plans = [
+        _planned(s.feed, str(opml_file), overrides, allow_fast) if s.verdict == "new" else None
+        for s in first
+    ]
     settings = None if no_check else run_settings(allow_private_hosts)
     from podarchive.discover import FeedChecks
 
     checks = FeedChecks(new, settings)
-    counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "not-http"), 0)
+    counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "skipped"), 0)
     chosen: list[FeedSchedule] = []
     with checks:
-        for outcome in first:
+        for outcome, plan in zip(first, plans, strict=True):
             if outcome.verdict == "new" and settings:
                 found = checks.next()
                 if isinstance(found, str):
-                    click.echo(f"podarchive: {outcome.feed.url}: {found}; not scheduled", err=True)
+                    url = safe_url(outcome.feed.url)
+                    click.echo(f"podarchive: {url}: {one_line(found)}; not scheduled", err=True)
                     counts["failed"] += 1
                     continue
                 outcome = _checked(outcome, found, sorter)
             counts[outcome.verdict] += 1
             click.echo(outcome.line)
-            if outcome.verdict == "new":
+            if outcome.verdict == "new" and plan is not None:
                 chosen.append(
-                    FeedSchedule(
-                        url=outcome.feed.url,
-                        name=outcome.feed.title,
-                        every=interval if interval else (None if cron else timedelta(hours=1)),
-                        cron=cron,
-                        pages=not no_pages,
-                        allow_private_hosts=allow_private_hosts,
-                    )
+                    dataclasses.replace(plan, url=outcome.feed.url, name=outcome.feed.title)
                 )
     where = ""
     if chosen:
@@ -245,10 +255,34 @@ def import_opml(
     click.echo(
         f"{opml_file}: {counts['new']} scheduled{where}, {counts['scheduled']} already "
         f"scheduled, {dupes} duplicate{'' if dupes == 1 else 's'}, {counts['failed']} failed, "
-        f"{counts['not-http']} skipped"
+        f"{counts['skipped']} skipped"
     )
     if counts["failed"]:
         sys.exit(1)
+
+
+def _overrides(
+    interval: timedelta | None, cron: str | None, no_pages: bool, allow_private_hosts: bool
+) -> dict[str, Any]:
+    """What the command's options set in every new entry, over the OPML file's settings."""
+    overrides: dict[str, Any] = {"every": interval, "cron": cron} if interval or cron else {}
+    if no_pages:
+        overrides["pages"] = False
+    if allow_private_hosts:
+        overrides["allow_private_hosts"] = True
+    return overrides
+
+
+def _planned(feed: Any, path: str, overrides: dict[str, Any], allow_fast: bool) -> FeedSchedule:
+    """A new feed's schedule entry: its outline's podarchive settings, checked as a schedule
+    file's (a bad one is exit 2, before anything is fetched), then the command's options."""
+    from podarchive.config import feed_from_options
+
+    where = f"line {feed.line}: podarchive" if feed.line else "podarchive"
+    entry = feed_from_options(
+        feed.url, feed.title, feed.options, path=path, where=where, allow_fast=allow_fast
+    )
+    return dataclasses.replace(entry, **overrides)
 
 
 def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
@@ -258,7 +292,9 @@ def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
     feed = dataclasses.replace(outcome.feed, url=found.url, title=title)
     if found.url == outcome.feed.url:
         return dataclasses.replace(outcome, feed=feed)
-    click.echo(f"found the feed {found.url} on {outcome.feed.url}")
+    from podarchive.errors import safe_url
+
+    click.echo(f"found the feed {safe_url(found.url)} on {safe_url(outcome.feed.url)}")
     return sorter.sort(feed)
 
 
@@ -275,13 +311,17 @@ def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
 def export(output: Path | None, schedules_dir: Path) -> None:
     """Print the scheduled feeds as OPML 2.0, for podcast apps (or podarchive import).
 
-    One <outline type="rss" text=… title=… xmlUrl=…/> per feed, in UTF-8.
+    One <outline type="rss" text=… title=… xmlUrl=…/> per feed, in UTF-8, with the feed's
+    settings that are not the defaults as podarchive:every="30m"… attributes (apps ignore
+    them; 'podarchive import' reads them back).
     """
     from podarchive.clock import utcnow
+    from podarchive.config import feed_options
     from podarchive.opml import OpmlFeed, render_opml
 
     feeds = load_schedules(schedules_dir, allow_fast=True)  # exporting polls nothing
-    body = render_opml([OpmlFeed(f.url, f.name) for f in feeds], "podarchive feeds", utcnow())
+    outlines = [OpmlFeed(f.url, f.name, options=feed_options(f)) for f in feeds]
+    body = render_opml(outlines, "podarchive feeds", utcnow())
     if output is None or str(output) == "-":
         sys.stdout.flush()
         sys.stdout.buffer.write(body)
