@@ -3,7 +3,7 @@
 A new episode field from the feed takes: the parse field, the column in the live list
 (``schema.EPISODE_COLUMNS``), one migration and its test, nothing else. Here the store
 package is copied and exactly two edits are made to the copy's ``schema.py`` (the column
-``example_field`` appended to the live list, and a migration 8 adding it); the EpisodeWrite
+``example_field`` appended to the live list, and the next migration adding it); the EpisodeWrite
 plays the parse field. A fresh archive opens (no duplicate column), an archive written by
 the previous version migrates keeping every row, and the field is stored.
 """
@@ -37,13 +37,13 @@ LIVE_LIST = (
 )
 MIGRATION = '''
 
-def _example_field_v12(db: sqlite_utils.Database) -> None:
+def _example_field_v13(db: sqlite_utils.Database) -> None:
     """The recipe: one new episode field from the feed."""
     db.table("episodes").add_column("example_field", str)
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _lean_indexes_v11,\n)"
+LAST_MIGRATION = "    _fetch_warnings_v12,\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:
@@ -61,7 +61,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleT
     text = (copy / "schema.py").read_text(encoding="utf-8")
     text = edit_once(text, *LIVE_LIST)
     text = edit_once(text, "\n\nMigration = Callable", MIGRATION)
-    text = edit_once(text, LAST_MIGRATION, "    _lean_indexes_v11,\n    _example_field_v12,\n)")
+    text = edit_once(text, LAST_MIGRATION, "    _fetch_warnings_v12,\n    _example_field_v13,\n)")
     (copy / "schema.py").write_text(text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(copy.parent))
     try:

@@ -144,6 +144,7 @@ def test_json(archive_db: Path) -> None:
         "chapters_failing": 0,
         "file_error": None,
         "file_errors": {},
+        "kept_fewer": None,
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

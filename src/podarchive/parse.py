@@ -31,6 +31,12 @@ Deliberate choices:
   http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
   (``psc:chapters of item 3 'Title': …``; five items, then a count), never a failure.
 
+* A feed inside another document (an Atom ``<feed>`` in an XHTML page's ``<body>``) is read
+  alone (``PodcastScan.unwrapped``): in place, feedparser lost its title to the page, and
+  the page's ``<body>`` passed for an extension element holding every entry (issue #23).
+  ``ParsedFeed.entries_read`` is feedparser's count of the body's items, for the warning
+  when fewer episodes are kept (:mod:`podarchive.reading`).
+
 * Extension elements (#13): ``Channel.tags`` / ``Episode.tags`` are podcast_ns's lossless
   capture (every ``podcast:*``, ``psc:*``, ``media:*``… child and its subtree). An extension
   element holding RSS elements (``podcast:liveItem`` with its ``<title>``, ``<link>``,
@@ -101,17 +107,18 @@ def parse_feed(
         raise ParseError("empty body")
     readable_body, fp_headers, repairs = readable(body, _feedparser_headers(headers, url, body))
     result = _run_feedparser(readable_body, fp_headers)
-    scan = _scan(readable_body, _get(result, "encoding"))
-    _refuse_unusable(body, result, scan)
-    feed: FPDict = _get(result, "feed") or {}
+    read, scan = _unwrapped(result, _scan(readable_body, _get(result, "encoding")), fp_headers)
+    _refuse_unusable(body, read, scan)
+    feed: FPDict = _get(read, "feed") or {}
     if scan.channel.document is not None:  # an extension element holds RSS: the channel alone
         feed = _reread(scan.channel.document, fp_headers, "feed") or feed
-    entries = _outside_extensions(list(_get(result, "entries") or []), scan)
+    every_entry = list(_get(read, "entries") or [])
+    entries = _outside_extensions(every_entry, scan)
     episodes, chapter_notes = _episodes(entries, scan.items, url, fp_headers)
     return ParsedFeed(
         channel=_channel(feed, scan.channel if scan.root else None, url),
         episodes=episodes,
-        version=str(_get(result, "version") or ""),
+        version=str(_get(read, "version") or ""),
         warnings=(
             *repairs,
             *_warnings(result),
@@ -121,6 +128,8 @@ def parse_feed(
             *_file_warnings(scan),
         ),
         recovered=_bozo_exception(result) is not None,
+        entries_read=len(_get(result, "entries") or []),
+        entries_nested=len(every_entry) - len(entries),
     )
 
 
@@ -223,6 +232,27 @@ def _scan(body: bytes, encoding: object) -> PodcastScan:
         return podcast_ns.scan(body, encoding if isinstance(encoding, str) else None)
     except Exception:  # the scan only adds detail; feedparser's result stands without it
         return PodcastScan()
+
+
+def _unwrapped(
+    result: FPDict, scan: PodcastScan, headers: Mapping[str, str]
+) -> tuple[FPDict, PodcastScan]:
+    """feedparser's reading and the scan of the feed alone when the body wraps it.
+
+    Inside an XHTML page (``<html><body><feed xmlns="…Atom">``) feedparser takes the page's
+    ``<body>`` for content and loses the feed's title; the scan writes the feed element
+    alone (:attr:`PodcastScan.unwrapped`), and both read that. The first reading stands when
+    nothing wraps the feed or the feed alone does not read.
+    """
+    if scan.unwrapped is None:
+        return result, scan
+    try:
+        inner = _run_feedparser(scan.unwrapped, {**headers, "content-type": "application/xml"})
+    except ParseError:
+        return result, scan
+    if not _get(inner, "version"):
+        return result, scan
+    return inner, _scan(scan.unwrapped, _get(inner, "encoding"))
 
 
 def _reread(document: bytes, headers: Mapping[str, str], key: str) -> Any:

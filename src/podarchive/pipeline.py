@@ -11,6 +11,7 @@ decisions. A failure becomes a row in the fetch log, the feed's error state and 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -76,6 +77,7 @@ class FeedOutcome:
     split: FeedSplit | None = None  # the body cut into skeleton and items, when possible
     listed: tuple[str, ...] = ()  # keys of listed episodes not parsed: their items are known
     channel_tags: tuple[Tag, ...] = ()  # the channel's extension elements (#13)
+    kept_fewer: str | None = None  # fewer episodes kept than feedparser read items (#23)
 
 
 @dataclass(slots=True)
@@ -96,6 +98,7 @@ class FeedReport:
     files_ok: int = 0  # transcripts and chapters files read (or unchanged)
     files_failed: int = 0
     source: str = ""  # the schedule file the feed is in ("" for ad hoc feeds)
+    kept_fewer: str | None = None  # the body lost episodes: one line from run (#23)
     #: what failed this run among its pages and files: (kind, error), kind "page",
     #: "transcript" or "chapters" (:func:`podarchive.status.problem_line` sums them up)
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -179,9 +182,13 @@ def fetch_feed(
         from podarchive.item_split import split_items  # the parsers load on the first change
         from podarchive.rows import channel_row
 
+        body_read = len(records) - 1  # the request whose body is read
         split = split_items(result.body, _item_context(result))
         items = known(state.id) if split and known else None
         read, writes, listed = _read_body(cpu or CpuLane(1), result, split, items)
+        lost = (read.kept_fewer,) if read.kept_fewer else ()
+        if read.kept_fewer:  # a warning, kept on the fetch log's row of that request too
+            records[body_read] = dataclasses.replace(records[body_read], warning=read.kept_fewer)
         move_to, move_note = _check_new_feed_url(fetcher, schedule, state, read, records)
         return FeedOutcome(
             schedule,
@@ -191,13 +198,14 @@ def fetch_feed(
             content_hash=digest,
             meta=channel_row(read.channel),
             episodes=writes,
-            warnings=(*read.warnings, *read.duplicates, *move_note),
+            warnings=(*read.warnings, *read.duplicates, *move_note, *lost),
             move_to=move_to,
             complete=read.channel.complete,
             well_formed=not read.recovered,
             split=split,
             listed=listed,
             channel_tags=read.channel.tags,
+            kept_fewer=read.kept_fewer,
         )
     except PodarchiveError as e:
         return FeedOutcome(schedule, state, records, error=e)
@@ -286,6 +294,7 @@ def store_feed(
         outcome.schedule.label,
         warnings=outcome.warnings,
         source=outcome.schedule.source,
+        kept_fewer=outcome.kept_fewer,
     )
     with archive.transaction():
         if outcome.error is not None:

@@ -59,8 +59,10 @@ CONTENT_NAMESPACE = "http://purl.org/rss/1.0/modules/content/"
 RSS_TEXT_NAMESPACES = frozenset(
     {"", "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/"}
 )
-RDF_ABOUT = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
+RDF_NAMESPACE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDF_ABOUT = f"{{{RDF_NAMESPACE}}}about"
 ITEM_NAMES = frozenset({"item", "entry"})
+_FEED_TAGS = ("{*}feed", "{*}rss", "{*}RDF")  # lxml: any namespace or none; _is_feed decides
 _ITEM_TAGS = tuple(f"{{*}}{name}" for name in sorted(ITEM_NAMES))  # lxml: any namespace or none
 # Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
 # literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
@@ -164,6 +166,9 @@ class PodcastScan:
     # <item>/<entry> elements inside an extension element (a podcast:liveItem's): no episodes.
     # (index among every <item>/<entry> of the document, in document order; its guid)
     nested_items: tuple[tuple[int, str | None], ...] = ()
+    # the feed alone, when the document wraps it (an Atom <feed> in an XHTML page's <body>):
+    # what feedparser and the scan should read instead; nothing else is scanned then
+    unwrapped: bytes | None = None
 
 
 def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
@@ -177,6 +182,10 @@ def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
         root = _parse(body, None)
     if root is None:
         return PodcastScan()
+    feed = _feed_element(root)
+    if feed is not root:
+        document = _serialize(copy.deepcopy(feed), encoding or "utf-8")
+        return PodcastScan(root=_split(root.tag)[1], unwrapped=document)
     context = _Context(root, encoding or "utf-8")
     channel = _scan_channel(_channel_element(root), utf8, context)
     items: list[ItemScan] = []
@@ -268,6 +277,28 @@ def _items(root: etree._Element) -> Iterator[etree._Element]:
     for el in root.iter(*_ITEM_TAGS):
         if _split(el.tag)[0] in ITEM_NAMESPACES:
             yield el
+
+
+def _is_feed(el: etree._Element) -> bool:
+    """An Atom ``<feed>``, an RSS ``<rss>`` or an RSS 1.0 ``<rdf:RDF>``."""
+    kind, local = _split(el.tag)
+    return (
+        (local == "feed" and kind in ATOM_NAMESPACES)
+        or (local == "rss" and kind == OTHER)
+        or (local == "RDF" and kind == RDF_NAMESPACE)
+    )
+
+
+def _feed_element(root: etree._Element) -> etree._Element:
+    """The document's feed: its root, else the first feed inside it (an Atom ``<feed>`` in an
+    XHTML page's ``<body>``, which feedparser reads too), else the root.
+
+    Read in place, the page's elements would pass for the feed's: its ``<body>``, an
+    extension element, would hold every entry (no episode), and the channel its ``<html>``.
+    """
+    if _is_feed(root):
+        return root
+    return next((el for el in root.iter(*_FEED_TAGS) if _is_feed(el)), root)
 
 
 def _channel_element(root: etree._Element) -> etree._Element:

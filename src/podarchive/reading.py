@@ -49,6 +49,7 @@ class FeedRead:
     writes: EpisodeWrites  # one per distinct key, first kept
     duplicates: tuple[str, ...]  # warnings about items that repeat a key
     recovered: bool = False  # the parser recovered from an error: no evidence of removals
+    kept_fewer: str | None = None  # fewer episodes than feedparser read items (#23)
 
     @property
     def identity(self) -> PodcastIdentity:
@@ -77,6 +78,7 @@ def read_feed(
     parsed = parse_feed(document, headers, url=url)
     writes, duplicates = episode_writes(parsed, url)
     keys = tuple(episode_key(e) for e in parsed.episodes)
+    nested, repeated = parsed.entries_nested, len(parsed.episodes) - len(writes)
     return FeedRead(
         channel=parsed.channel,
         warnings=parsed.warnings,
@@ -85,7 +87,22 @@ def read_feed(
         writes=EpisodeWrites(_hashed(writes, keys, hashes)),
         duplicates=tuple(duplicates),
         recovered=parsed.recovered,
+        kept_fewer=kept_fewer(parsed.entries_read, len(writes), nested, repeated),
     )
+
+
+def kept_fewer(read: int, kept: int, nested: int, repeated: int) -> str | None:
+    """The warning when fewer episodes are kept than feedparser read items, and why; None
+    when none is lost. ``nested``: items inside an extension element (a ``podcast:liveItem``'s),
+    ``repeated``: items whose episode key an earlier item has."""
+    if kept >= read:
+        return None
+    why = [f"{nested:,} inside an extension element"] if nested else []
+    if repeated:
+        why.append(f"{repeated:,} repeating an earlier item's episode key")
+    if (rest := read - kept - nested - repeated) > 0:
+        why.append(f"{rest:,} not read as episodes")
+    return f"kept {kept:,} of the {read:,} items feedparser read: {', '.join(why)}"
 
 
 def _hashed(
@@ -166,6 +183,7 @@ def _disagrees(read: FeedRead, group: Sequence[int]) -> bool:
     return bool(
         read.warnings
         or read.duplicates
+        or read.kept_fewer
         or read.channel.new_feed_url
         or len(read.keys) != len(group)
         or len(read.writes) != len(group)

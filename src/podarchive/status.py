@@ -11,12 +11,15 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
                 "last_success_at", "last_error", "last_error_at", "error_count",
                 "next_due_at", "gone_at", "episodes", "pages_pending", "pages_failed",
                 "pages_empty", "pages_missing", "page_errors", "transcripts_failing",
-                "chapters_failing", "file_error", "file_errors", "failing"}, ...]}
+                "chapters_failing", "file_error", "file_errors", "kept_fewer", "failing"},
+               ...]}
 
 ``transcripts_failing`` / ``chapters_failing`` count the listed files whose last fetch failed;
 ``file_error`` is the latest one's reason. ``page_errors`` / ``file_errors`` count the failing
 pages and files by reason (:func:`reason_of`: ``{"blocked: private address": 9}``), commonest
-first.
+first. ``kept_fewer`` is None, or the warning of a feed whose latest body read gave fewer
+episodes than feedparser read items (``kept 9 of the 10 items feedparser read: …``); the
+text shows it on a line of its own under the table.
 
 The same reasons, with what to do about each (:func:`fix_for`), make the line ``podarchive
 run`` prints for a feed whose pages or files failed (:func:`problem_line`).
@@ -189,6 +192,7 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     lines = feed_lines(doc["feeds"], now)
     if not doc["feeds"]:
         lines.append("(no feeds in the archive yet)")
+    lines.extend(warning_lines(doc["feeds"]))
     lines.append("")
     lines.append(daemon_line(doc["daemon"], now))
     lines.extend(failing_lines(doc))
@@ -205,6 +209,13 @@ def feed_lines(feeds: Sequence[Mapping[str, Any]], now: datetime) -> list[str]:
     ]
 
 
+def warning_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per feed whose latest body lost episodes (``kept_fewer``), under the table."""
+    return [
+        f"warning: {_name(f)}: {one_line(f['kept_fewer'])}" for f in feeds if f.get("kept_fewer")
+    ]
+
+
 def failing_lines(doc: Mapping[str, Any]) -> list[str]:
     if not doc["failing"]:
         return []
@@ -212,10 +223,15 @@ def failing_lines(doc: Mapping[str, Any]) -> list[str]:
     return [f"failing for more than {days}: {plural(len(doc['failing']), 'feed')}"]
 
 
+def _name(feed: Mapping[str, Any]) -> str:
+    """The feed's name, title or URL, escaped and shortened (one line)."""
+    named = feed.get("name") or feed.get("title")
+    return safe_label(str(named)) if named else safe_url(str(feed["url"]))
+
+
 def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
     """The feed's cells: names, URLs and errors escaped and shortened (one line each)."""
-    named = feed.get("name") or feed.get("title")
-    name = safe_label(str(named)) if named else safe_url(str(feed["url"]))
+    name = _name(feed)
     if feed.get("failing"):
         name = f"! {name}"
     success = parse_time(feed.get("last_success_at"))

@@ -174,6 +174,8 @@ class ParsedFeed:
     version: str = ""  # feedparser's format name, e.g. "rss20", "atom10"
     warnings: tuple[str, ...] = ()  # e.g. the XML error feedparser recovered from
     recovered: bool = False  # feedparser had to recover from an error: items may be missing
+    entries_read: int = 0  # the items/entries feedparser read in the body
+    entries_nested: int = 0  # of those, inside an extension element: no episodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +238,7 @@ class FetchRecord:
     status: int | None
     bytes: int
     error: str | None = None
+    warning: str | None = None  # a feed body read with fewer episodes kept than items (#23)
 
 
 #: ``feed_moves.reason`` of a move that feed content asked for: after it, the feed's URL is

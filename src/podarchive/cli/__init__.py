@@ -115,7 +115,8 @@ def run(
     page_every in the schedule file overrides it); --recheck-pages re-checks them all now.
 
     Exit 1 when a feed failed (one line each). Pages, transcripts and chapters files that
-    failed do not fail the run: one line per feed says how many, why and what to do.
+    failed do not fail the run: one line per feed says how many, why and what to do; so does
+    a warning line for a feed whose body gave fewer episodes than it has items.
     Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
     and SIGHUP (exit 129).
     """
@@ -166,11 +167,13 @@ def _adhoc_feeds(urls: tuple[str, ...], schedules_dir: Path) -> tuple[FeedSchedu
 
 
 def _finish(report: RunReport) -> None:
-    """One line per failed feed (exit 1), then one per feed whose pages or files failed
-    (these alone leave the exit code 0)."""
+    """One line per failed feed (exit 1), then one per feed whose body gave fewer episodes
+    than items or whose pages or files failed (these alone leave the exit code 0)."""
     for feed in report.failed:  # labels are escaped and shortened (FeedSchedule.label)
         click.echo(f"podarchive: {feed.label}: {one_line(feed.error or '')}", err=True)
     for feed in report.feeds:
+        if feed.kept_fewer:
+            click.echo(f"podarchive: {feed.label}: warning: {one_line(feed.kept_fewer)}", err=True)
         line = problem_line(feed.label, feed.problems, feed.source)
         if line is not None:
             click.echo(f"podarchive: {line}", err=True)

@@ -13,7 +13,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from podarchive.clock import iso
-from podarchive.status import failing_lines, feed_lines, parse_time, plural, report
+from podarchive.status import (
+    failing_lines,
+    feed_lines,
+    parse_time,
+    plural,
+    report,
+    warning_lines,
+)
 
 WORKER_STALE = timedelta(seconds=15)  # a worker beats every 2 s: silent this long, it is gone
 
@@ -71,6 +78,7 @@ def cluster_report(
 def render_cluster(doc: Mapping[str, Any], now: datetime) -> str:
     """``status``'s table of every shard's feeds, then one line per shard."""
     lines = feed_lines(doc["feeds"], now) if doc["feeds"] else ["(no feeds in any shard yet)"]
+    lines.extend(warning_lines(doc["feeds"]))
     lines.append("")
     shards = doc["cluster"]["shards"]
     lines.extend(_shard_line(entry, shards, now) for entry in doc["cluster"]["detail"])

@@ -21,9 +21,10 @@ class FetchLogMixin(Connection):
     ) -> None:
         self.db.conn.executemany(
             "INSERT INTO fetches (feed_id, episode_id, kind, url, started_at, ms, status, bytes, "
-            "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "error, warning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (feed_id, episode_id, r.kind, r.url, r.started_at, r.ms, r.status, r.bytes, r.error)
+                (feed_id, episode_id, r.kind, r.url, r.started_at, r.ms, r.status, r.bytes)
+                + (r.error, r.warning)
                 for r in records
             ],
         )

@@ -544,6 +544,17 @@ def _lean_indexes_v11(db: sqlite_utils.Database) -> None:
         db.execute(f"CREATE INDEX {name} ON {table} ({column}) WHERE {column} IS NOT NULL")
 
 
+def _fetch_warnings_v12(db: sqlite_utils.Database) -> None:
+    """Issue #23: a feed fetch whose body gave fewer episodes than feedparser read items says
+    so and why (``fetches.warning``); ``status`` reads each feed's latest one through a
+    partial index holding only the rows that have one."""
+    db.table("fetches").add_column("warning", str)
+    db.execute(
+        "CREATE INDEX idx_fetches_warning ON fetches (feed_id, started_at) "
+        "WHERE warning IS NOT NULL"
+    )
+
+
 # The links' lookup indexes (by URL, by domain), as sqlite-utils created them (migration 1):
 # no constraint, only lookups. A run that adds many links may drop them and build them again
 # at its end (Archive.deferred_link_indexes): inserting 960,000 links in URL order at random
@@ -570,5 +581,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _every_tag_v9,
     _fetch_settings_v10,
     _lean_indexes_v11,
+    _fetch_warnings_v12,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

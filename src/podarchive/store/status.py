@@ -68,8 +68,9 @@ class StatusMixin(Connection):
 
     def feed_statuses(self) -> list[dict[str, Any]]:
         """One dict per feed for ``podarchive status``: its state, episode and page counts,
-        and why its pages and files fail (``page_errors``, ``file_errors``: each error as
-        stored, with how many of them give it)."""
+        why its pages and files fail (``page_errors``, ``file_errors``: each error as
+        stored, with how many of them give it) and ``kept_fewer``: the warning of the fetch
+        whose body, the feed's latest read, gave fewer episodes than items (#23), if so."""
         page_errors, file_errors = self._failure_counts()
         cursor = self.db.execute(
             "SELECT f.id, f.url, f.name, f.title, f.fetch_url, f.first_seen_at, f.last_fetched_at, "
@@ -85,7 +86,8 @@ class StatusMixin(Connection):
             f"{_failing_files('transcripts')} AS transcripts_failing, "
             f"{_failing_files('chapter_files')} AS chapters_failing, "
             f"(SELECT error FROM ({_file_errors('transcripts')} UNION ALL "
-            f"{_file_errors('chapter_files')}) ORDER BY fetched_at DESC LIMIT 1) AS file_error "
+            f"{_file_errors('chapter_files')}) ORDER BY fetched_at DESC LIMIT 1) AS file_error, "
+            f"{_KEPT_FEWER} AS kept_fewer "
             "FROM feeds f ORDER BY coalesce(f.name, f.title, f.url), f.id"
         )
         names = [d[0] for d in cursor.description]
@@ -115,6 +117,15 @@ class StatusMixin(Connection):
             )
         ).fetchall()
         return _by_feed(pages), _by_feed(files)
+
+
+# The feed's latest fetch warning (idx_fetches_warning), while it is one of the warnings of
+# the feed's latest body read (feeds.warnings: set whenever a body is read, kept on a 304).
+_KEPT_FEWER = (
+    "(SELECT x.warning FROM (SELECT warning FROM fetches WHERE feed_id = f.id "
+    "AND warning IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1) x WHERE x.warning IN "
+    "(SELECT value FROM json_each(CASE WHEN json_valid(f.warnings) THEN f.warnings END)))"
+)
 
 
 def _by_feed(rows: Sequence[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
