@@ -1024,6 +1024,33 @@ def test_serve_without_nh3_says_how_to_install_it(
     )
 
 
+def test_serve_on_a_port_in_use_is_one_line_and_exit_1(archive: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "podarchive",
+                "serve",
+                "--db",
+                str(archive),
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"podarchive: cannot serve on 127.0.0.1:{port}: address already in use "
+        "(another server has it: give --port)\n"
+    )  # and never "serving … at URL" first
+
+
 # a real server and a real browser -------------------------------------------------------
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

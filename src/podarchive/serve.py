@@ -52,13 +52,16 @@ files of one name are refused with one line.
 from __future__ import annotations
 
 import copy
+import errno
 import html
 import json
 import math
 import os
+import socket
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -212,8 +215,9 @@ def serve(
     """Serve the archive (or the archives: see :func:`make_datasette`) with Datasette until
     interrupted (as ``datasette serve`` does).
 
-    ``announce`` is told the address once the archives and Datasette have been checked: the
-    archive's page, or the cross-shard search's (the index when the shards are in groups).
+    ``announce`` is told the address once the archives and Datasette have been checked and
+    the port is bound (:func:`listen`): the archive's page, or the cross-shard search's (the
+    index when the shards are in groups).
     ``hint`` replaces :func:`check_archive`'s advice for an empty file.
     """
     import asyncio
@@ -227,11 +231,34 @@ def serve(
     import uvicorn  # a dependency of datasette, so present when make_datasette succeeded
 
     asyncio.run(datasette.invoke_startup())
-    if announce:
-        groups = list(_CROSS.get(datasette, {}))
-        page = database_name(paths[0]) if not groups else groups[0] if len(groups) == 1 else ""
-        announce(f"http://{host}:{port}/{page}")
-    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning", lifespan="on")
+    listener = listen(host, port)  # before the announcement: a port in use is one line
+    with listener:
+        if announce:
+            groups = list(_CROSS.get(datasette, {}))
+            page = database_name(paths[0]) if not groups else groups[0] if len(groups) == 1 else ""
+            shown = f"[{host}]" if ":" in host else host  # an IPv6 address
+            announce(f"http://{shown}:{listener.getsockname()[1]}/{page}")
+        config = uvicorn.Config(datasette.app(), log_level="warning", lifespan="on")
+        with suppress(KeyboardInterrupt):  # Ctrl-C: the server has stopped
+            uvicorn.Server(config).run(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port`` (0: any free port), for the server to use.
+
+    Bound here, before anything is announced, so that an address in use (or not this
+    machine's, or a port this user may not take) is one :class:`PodarchiveError` instead
+    of uvicorn's log line and exit 3."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server(address, family=family)
+    except OSError as e:
+        number = None if isinstance(e, socket.gaierror) else e.errno
+        reason = os.strerror(number) if number else e.strerror or str(e)  # no "(while …)"
+        reason = reason[:1].lower() + reason[1:]
+        if e.errno == errno.EADDRINUSE:
+            reason += " (another server has it: give --port)"
+        raise PodarchiveError(f"cannot serve on {host}:{port}: {reason}") from e
 
 
 def serve_shards(
