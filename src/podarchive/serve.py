@@ -60,7 +60,7 @@ import os
 import socket
 import sys
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import suppress
 from functools import cache
 from importlib import resources
@@ -72,6 +72,7 @@ from podarchive.errors import NotAnArchive, PodarchiveError
 from podarchive.shard_search import (
     CROSS_NAME,
     RESERVED_NAMES,
+    fts_phrases,
     metadata_for_shards,
     shard_groups,
 )
@@ -485,8 +486,10 @@ def _register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_connection, prepare_jinja2_environment, render_cell, extra_template_vars):
+    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars):
         hookimpl(hook)
+    hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
+    hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
     pm.register(module, name=PLUGIN)
 
 
@@ -496,14 +499,59 @@ def _config(datasette: Any) -> dict[str, Any]:
 
 
 def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
-    """Hook: a cross-shard database's connection attaches its shards (read-only, or immutable
-    as each shard is served), each as a schema of its name."""
+    """Hook: table searches read what was typed with :func:`fts_phrases` (never a syntax
+    error), and a cross-shard database's connection attaches its shards (read-only, or
+    immutable as each shard is served), each as a schema of its name."""
     if datasette not in _SERVED:
         return
+    conn.create_function("escape_fts", 1, fts_phrases, deterministic=True)
     for name, path, immutable in _CROSS.get(datasette, {}).get(database, ()):
         mode = "immutable=1" if immutable else "mode=ro"
         uri = f"file:{quote(str(path.resolve()))}?{mode}"
         conn.execute("attach database ? as ?", (uri, name))
+
+
+def handle_exception(
+    datasette: Any, request: Any, exception: Exception
+) -> Generator[None, Any, None]:
+    """Hook (a wrapper): a reader's bad request (a 4xx: a search in raw mode that FTS5
+    cannot parse, a NUL in a canned query's text, a missing row) answers with the error page
+    alone, without the traceback (with its locals) that Datasette prints for every error;
+    the server's log keeps Datasette's one ``ERROR:`` line for a failed query. Errors of
+    the server itself (5xx) are left to Datasette."""
+    outcome = yield
+    if datasette in _SERVED and 400 <= getattr(exception, "status", 500) < 500:
+        outcome.force_result([lambda: _error_page(datasette, request, exception)])
+
+
+async def _error_page(datasette: Any, request: Any, exception: Any) -> Any:
+    """Datasette's error page (or JSON) for a 4xx ``exception``, a failed search named so."""
+    from datasette import Response
+    from datasette.utils import add_cors_headers
+    from markupsafe import Markup
+
+    message = exception.args[0] if exception.args else ""
+    info, title = dict(getattr(exception, "error_dict", {})), getattr(exception, "title", None)
+    if hasattr(exception, "message"):  # a DatasetteError
+        message = Markup(exception.message) if exception.message_is_html else exception.message
+    if title == "Invalid SQL" and any(key.startswith("_search") for key in request.args):
+        title = "Invalid search"
+        message = f"{message} (in raw mode, _searchmode=raw, the search is FTS5 query syntax)"
+    info.update({"ok": False, "error": message, "status": exception.status, "title": title})
+    headers: dict[str, str] = {}
+    if datasette.cors:
+        add_cors_headers(headers)
+    if request.path.split("?")[0].endswith(".json"):
+        return Response.json(info, status=exception.status, headers=headers)
+    template = datasette.jinja_env.select_template([f"{exception.status}.html", "error.html"])
+    context = {
+        **info,
+        "urls": datasette.urls,
+        "app_css_hash": datasette.app_css_hash(),
+        "menu_links": list,
+    }
+    page = await template.render_async(context)
+    return Response.html(page, status=exception.status, headers=headers)
 
 
 def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
