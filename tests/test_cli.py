@@ -95,6 +95,32 @@ def test_run_reads_schedules_and_writes_archive_db_by_default(
     assert count(tmp_path / "archive.db", "episodes") == 9
 
 
+def test_run_with_no_feeds_scheduled_says_how_to_add_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schedules").mkdir()
+    (tmp_path / "schedules" / "notes.txt").write_text("not a schedule file")
+    assert invoke("run") == (
+        0,
+        "",
+        "podarchive: no feeds scheduled in schedules; add one with: podarchive add URL\n",
+    )  # exit 0: a cron job set up before the first feed is not failing
+    assert not (tmp_path / "archive.db").exists()
+    (tmp_path / "mine").mkdir()
+    assert invoke("run", "--schedules", "mine", "--all")[2] == (
+        "podarchive: no feeds scheduled in mine; add one with: "
+        "podarchive add URL --schedules mine\n"
+    )
+    # no directory at all: a usage error (a mistyped --schedules), with the same advice
+    code, out, err = invoke("run", "--schedules", "nowhere")
+    assert (code, out) == (2, "")
+    assert err == (
+        "podarchive: error: nowhere: no such schedules directory "
+        "('podarchive add URL --schedules nowhere' makes it; or give --schedules DIR)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
