@@ -567,10 +567,11 @@ PODCAST_NS = "https://podcastindex.org/namespace/1.0"
 def serve_files_show(site: LoopbackSite, hold: threading.Event | None = None) -> Served:
     """A plain feed of 5 episodes, each with its page, a VTT transcript and a chapters file.
 
-    With ``hold``, page requests after the second one wait for it (``served.holding`` is set
-    when the first of them arrives)."""
-    served = Served(hold=hold, hold_after=2)
+    With ``hold``, the page requests that arrive after the first two wait for it
+    (``served.holding`` is set when the first of them arrives)."""
+    served = Served()
     served.holding = threading.Event()  # type: ignore[attr-defined]
+    arrived = Counter[str]()
     items = "".join(
         f"<item><guid>ep-{n}</guid><title>Episode {n}</title>"
         f"<link>{site.url(f'/site/episodes/ep-{n}')}</link>"
@@ -600,7 +601,10 @@ def serve_files_show(site: LoopbackSite, hold: threading.Event | None = None) ->
         )
 
         def page(h: BaseHTTPRequestHandler, n: int = n) -> None:
-            if hold is not None and served.pages_served() >= 2:
+            with served.lock:
+                arrived["pages"] += 1
+                held = hold is not None and arrived["pages"] > 2
+            if held and hold is not None:
                 served.holding.set()  # type: ignore[attr-defined]
                 hold.wait(60)
             body = page_html(n)
@@ -693,3 +697,39 @@ def test_ctrl_c_summary_counts_what_was_done(site: LoopbackSite, tmp_path: Path)
     assert "transcripts and chapters" not in out  # a stop starts nothing new
     assert "Traceback" not in err
     assert err.endswith("podarchive: interrupted; run backfill again to continue\n")
+
+
+def test_abandon_gives_up_what_is_in_flight_and_the_report_counts_what_was_stored(
+    site: LoopbackSite, tmp_path: Path
+) -> None:
+    """A second Ctrl-C (``abandon``): the held pages are given up now, not after the grace."""
+    hold = threading.Event()
+    served = serve_files_show(site, hold)
+    stop, abandon = threading.Event(), threading.Event()
+
+    def interrupt() -> None:
+        if served.holding.wait(60):  # type: ignore[attr-defined]
+            stop.set()
+            abandon.set()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        with Archive(tmp_path / "a.db") as archive:
+            report = backfill(
+                archive,
+                [FeedSchedule(url=site.url("/files/feed.xml"), name="Files show")],
+                options=BackfillOptions(grace=600),  # only abandon can end the wait
+                settings=SETTINGS,
+                stop=stop,
+                abandon=abandon,
+            )
+    finally:
+        hold.set()
+    (feed,) = report.feeds
+    assert report.stopped
+    assert (feed.pages_ok, feed.pages_left) == (2, 3)  # the held ones: left, not stored
+    assert feed.files_fetched == 0  # nothing new starts after a stop
+    assert Counter(r["page_status"] for r in episodes(tmp_path / "a.db").values()) == {
+        "ok": 2,
+        "pending": 3,
+    }

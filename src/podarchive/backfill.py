@@ -24,11 +24,11 @@ For each feed, in named phases:
 One :class:`Fetcher` serves the whole backfill, so the per-host limits, gap, retries,
 Retry-After and address guard of runs apply. Setting ``stop`` ends the backfill gracefully:
 nothing new is started, requests in flight finish and are stored (for at most ``grace``
-seconds, then they are abandoned: counted as left, not as done, by the report and the
-progress alike). ``dry_run`` fetches only the feed documents (feed, archive and paged
-documents, site listings), writes nothing, and lists the pages and files the real backfill
-would fetch: those the archive has due, and those of the episodes it would store (the
-feed's own new ones included).
+seconds, or until ``abandon`` is set, then they are abandoned: counted as left, not as
+done, by the report and the progress alike). ``dry_run`` fetches only the feed documents
+(feed, archive and paged documents, site listings), writes nothing, and lists the pages and
+files the real backfill would fetch: those the archive has due, and those of the episodes
+it would store (the feed's own new ones included).
 """
 
 from __future__ import annotations
@@ -175,6 +175,7 @@ class _Context:
     stop: threading.Event
     progress: Progress
     budget: list[int]  # pages still allowed by --limit (one shared counter)
+    abandon: threading.Event  # set after stop: give up what is in flight now
 
     @property
     def writing(self) -> bool:
@@ -207,8 +208,13 @@ def backfill(
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
     progress: Progress | None = None,
+    abandon: threading.Event | None = None,
 ) -> BackfillReport:
     """Backfill each feed of ``schedules`` in turn. Never raises for a feed's failure.
+
+    After ``stop``, setting ``abandon`` (a second Ctrl-C) gives up the pages and files in
+    flight at once instead of after ``options.grace``; the report still counts what was
+    stored.
 
     ``archive`` may be read-only (:meth:`Archive.open_read_only`) or None with
     ``options.dry_run``.
@@ -229,8 +235,9 @@ def backfill(
     limit = options.limit if options.limit is not None else -1
     with Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher:
         ctx = _Context(
-            archive, fetcher, options, settings, clock, stop, progress or NoProgress(), [limit]
-        )
+            archive, fetcher, options, settings, clock, stop, progress or NoProgress(), [limit],
+            abandon or threading.Event(),
+        )  # fmt: skip
         for schedule in schedules:
             if stop.is_set():
                 break
@@ -735,7 +742,8 @@ def _fetch_each(ctx: _Context, jobs: list[Callable[[], Callable[[], bool]]]) -> 
                     pending.add(pool.submit(todo.pop()))
                 if ctx.stop.is_set():
                     stopped_at = stopped_at or time.monotonic()
-                    if time.monotonic() - stopped_at > ctx.options.grace:
+                    late = time.monotonic() - stopped_at > ctx.options.grace
+                    if late or ctx.abandon.is_set():
                         ctx.fetcher.abort()
                     if not pending:
                         break

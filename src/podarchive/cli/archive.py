@@ -205,11 +205,13 @@ def backfill(
         pages_only=pages_only,
         site=site,
     )
-    stop = threading.Event()
+    stop, abandon = threading.Event(), threading.Event()
 
     def on_signal(number: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C: what is in flight is given up, the summary stays
+            abandon.set()
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a third: at once
         stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C: at once
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -219,7 +221,7 @@ def backfill(
                 try:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress,
+                        progress=progress, abandon=abandon,
                     )  # fmt: skip
                 finally:
                     if archive is not None:
@@ -228,7 +230,7 @@ def backfill(
                 with _locked(db_path), _working(db_path) as archive:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress,
+                        progress=progress, abandon=abandon,
                     )  # fmt: skip
     finally:
         for number, handler in previous.items():
