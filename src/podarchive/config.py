@@ -301,18 +301,13 @@ def update_schedule(old: FeedSchedule, new: FeedSchedule, *, allow_fast: bool = 
     """
     path = Path(old.source)
     feeds = load_schedule_file(path, allow_fast=allow_fast)
-    index = next(i for i, f in enumerate(feeds) if f.url == old.url)
+    index = next((i for i, f in enumerate(feeds) if f.url == old.url), None)
+    if index is None:  # the file changed meanwhile
+        raise PodarchiveError(f"{path} no longer schedules {old.url}: nothing changed")
     expected = [*feeds[:index], _sourced(new, path), *feeds[index + 1 :]]
-    text = path.read_text(encoding="utf-8")
-    starts = [m.start() for m in _FEED_TABLE.finditer(text)]
-    if len(starts) != len(feeds):
+    updated = _replace_table(path.read_text(encoding="utf-8"), index, len(feeds), new)
+    if updated is None:
         raise PodarchiveError(f"cannot find {old.url}'s [[feed]] table in {path}: edit it by hand")
-    start, end = starts[index], (starts[index + 1] if index + 1 < len(starts) else len(text))
-    lines = text[start:end].splitlines(keepends=True)
-    cut = len(lines)  # the comments and blank lines after the table's keys stay, for the next
-    while cut > 1 and (not lines[cut - 1].strip() or lines[cut - 1].lstrip().startswith("#")):
-        cut -= 1
-    updated = text[:start] + render_schedule(new) + "".join(lines[cut:]) + text[end:]
     draft = path.with_name(f".{path.stem}.{os.getpid()}.tmp")  # not *.toml: no loader reads it
     try:
         draft.write_text(updated, encoding="utf-8")
@@ -325,6 +320,21 @@ def update_schedule(old: FeedSchedule, new: FeedSchedule, *, allow_fast: bool = 
     finally:
         draft.unlink(missing_ok=True)
     return path
+
+
+def _replace_table(text: str, index: int, count: int, feed: FeedSchedule) -> str | None:
+    """``text`` (a schedule file of ``count`` tables) with its ``index``-th ``[[feed]]`` table
+    rendered anew from ``feed``; the comments and blank lines after that table's keys stay
+    (they lead into the next one). None when the tables cannot be told apart in the text."""
+    starts = [m.start() for m in _FEED_TABLE.finditer(text)]
+    if len(starts) != count:
+        return None
+    start, end = starts[index], (starts[index + 1] if index + 1 < count else len(text))
+    lines = text[start:end].splitlines(keepends=True)
+    cut = len(lines)
+    while cut > 1 and (not lines[cut - 1].strip() or lines[cut - 1].lstrip().startswith("#")):
+        cut -= 1
+    return text[:start] + render_schedule(feed) + "".join(lines[cut:]) + text[end:]
 
 
 def _sourced(feed: FeedSchedule, path: Path) -> FeedSchedule:

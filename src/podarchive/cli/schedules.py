@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from podarchive.cli.common import (
     CommandFailure,
@@ -154,8 +155,6 @@ ADD_OPTIONS = {
 
 def _given(feed: FeedSchedule) -> dict[str, Any]:
     """The fields of ``feed`` (the entry ``add`` would write) that an option given set."""
-    from click.core import ParameterSource
-
     context = click.get_current_context()
     return {
         field: getattr(feed, field)
