@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -556,3 +557,179 @@ def test_interrupted_backfill_resumes_fetching_everything_exactly_once(
         again = [p for p, n in pages.items() if n > 1]
         assert len(again) <= 2, pages
         assert set(pages.values()) <= {1, 2}
+
+
+# transcripts and chapters, the dry run's count, the summary after Ctrl-C (#23) -------------
+
+PODCAST_NS = "https://podcastindex.org/namespace/1.0"
+
+
+def serve_files_show(site: LoopbackSite, hold: threading.Event | None = None) -> Served:
+    """A plain feed of 5 episodes, each with its page, a VTT transcript and a chapters file.
+
+    With ``hold``, the page requests that arrive after the first two wait for it
+    (``served.holding`` is set when the first of them arrives)."""
+    served = Served()
+    served.holding = threading.Event()  # type: ignore[attr-defined]
+    arrived = Counter[str]()
+    items = "".join(
+        f"<item><guid>ep-{n}</guid><title>Episode {n}</title>"
+        f"<link>{site.url(f'/site/episodes/ep-{n}')}</link>"
+        f"<pubDate>Mon, {n:02d} Jan 2024 10:00:00 GMT</pubDate>"
+        f'<podcast:transcript url="{site.url(f"/files/{n}.vtt")}" type="text/vtt"/>'
+        f'<podcast:chapters url="{site.url(f"/files/{n}.json")}" '
+        'type="application/json+chapters"/>'
+        f"<description>Notes of episode {n}.</description></item>"
+        for n in range(1, 6)
+    )
+    site.serve(
+        "/files/feed.xml",
+        f'<?xml version="1.0"?><rss version="2.0" xmlns:podcast="{PODCAST_NS}"><channel>'
+        f"<title>Files show</title><link>{site.url('/site')}</link><description>d</description>"
+        f"{items}</channel></rss>",
+    )
+    for n in range(1, 6):
+        site.serve(
+            f"/files/{n}.vtt",
+            f"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nHello from episode {n}.\n",
+            content_type="text/vtt",
+        )
+        site.serve(
+            f"/files/{n}.json",
+            '{"version": "1.2.0", "chapters": [{"startTime": 0, "title": "Intro"}]}',
+            content_type="application/json+chapters",
+        )
+
+        def page(h: BaseHTTPRequestHandler, n: int = n) -> None:
+            with served.lock:
+                arrived["pages"] += 1
+                held = hold is not None and arrived["pages"] > 2
+            if held and hold is not None:
+                served.holding.set()  # type: ignore[attr-defined]
+                hold.wait(60)
+            body = page_html(n)
+            h.send_response(200)
+            h.send_header("Content-Type", "text/html; charset=utf-8")
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body)
+            with served.lock:
+                served.served[f"/site/episodes/ep-{n}"] += 1
+
+        site.handle(f"/site/episodes/ep-{n}", page)
+    return served
+
+
+def file_statuses(path: Path) -> Counter[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT 'transcript', status FROM transcripts "
+            "UNION ALL SELECT 'chapters', status FROM chapter_files"
+        ).fetchall()
+    finally:
+        conn.close()
+    return Counter((kind, status) for kind, status in rows)
+
+
+def test_backfill_fetches_transcripts_and_chapters_and_the_dry_run_counts_them(
+    site: LoopbackSite, tmp_path: Path
+) -> None:
+    serve_files_show(site)
+    path, url = tmp_path / "a.db", site.url("/files/feed.xml")
+    dry = podarchive("backfill", url, "--db", str(path), "--dry-run", "--allow-private-hosts")
+    assert dry.returncode == 0, dry.stderr
+    assert not path.exists()
+    assert {r.path for r in site.requests} == {"/files/feed.xml"}
+    assert "  pages: would fetch 5\n" in dry.stdout  # the feed's own episodes' pages
+    assert "  transcripts and chapters: would fetch 10\n" in dry.stdout
+    assert "15 more requests for episode pages, transcripts and chapters" in dry.stdout
+    # the same guard as a run: pages and files come from feed content, untrusted
+    blocked = podarchive("backfill", url, "--db", str(path))
+    assert blocked.returncode == 0, blocked.stderr
+    assert "transcripts and chapters: fetched 10 (0 read, 10 failed)" in blocked.stdout
+    assert "/files/1.vtt: blocked: private address 127.0.0.1" in blocked.stdout
+    assert file_statuses(path) == {("transcript", "failed"): 5, ("chapters", "failed"): 5}
+    assert {r.path for r in site.requests} == {"/files/feed.xml"}
+    site.requests.clear()
+    done = podarchive("backfill", url, "--db", str(path), "--allow-private-hosts")
+    assert done.returncode == 0, done.stderr
+    assert "  pages: fetched 5 (5 ok, 0 without notes, 0 failed)\n" in done.stdout
+    assert "  transcripts and chapters: fetched 10 (10 read, 0 failed)\n" in done.stdout
+    assert file_statuses(path) == {("transcript", "ok"): 5, ("chapters", "ok"): 5}
+    fetched = Counter(r.path for r in site.requests if r.path != "/files/feed.xml")
+    assert len(fetched) == 15  # what the dry run said, each once
+    assert set(fetched.values()) == {1}
+    with Archive(path) as archive:
+        assert archive.count("transcript_segments") == 5
+    again = podarchive("backfill", url, "--db", str(path), "--allow-private-hosts")
+    assert again.returncode == 0, again.stderr
+    assert "transcripts and chapters" not in again.stdout  # nothing left to fetch
+    assert Counter(r.path for r in site.requests if r.path != "/files/feed.xml") == fetched
+
+
+@pytest.mark.slow
+def test_ctrl_c_summary_counts_what_was_done(site: LoopbackSite, tmp_path: Path) -> None:
+    hold = threading.Event()
+    served = serve_files_show(site, hold)
+    path, url = tmp_path / "a.db", site.url("/files/feed.xml")
+    args = [sys.executable, "-m", "podarchive", "backfill", url, "--db", str(path)]
+    proc = subprocess.Popen(
+        [*args, "--allow-private-hosts"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    try:
+        # two pages are stored; the server holds the next ones until the backfill gives up
+        assert served.holding.wait(60), "the third page was never asked for"  # type: ignore[attr-defined]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        hold.set()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert served.pages_served() == 2
+    assert re.search(r"episode pages: 2 done in ", err), err  # the progress …
+    assert "  pages: fetched 2 (2 ok, 0 without notes, 0 failed), 3 left\n" in out  # … agrees
+    assert "transcripts and chapters" not in out  # a stop starts nothing new
+    assert "Traceback" not in err
+    assert err.endswith("podarchive: interrupted; run backfill again to continue\n")
+
+
+def test_abandon_gives_up_what_is_in_flight_and_the_report_counts_what_was_stored(
+    site: LoopbackSite, tmp_path: Path
+) -> None:
+    """A second Ctrl-C (``abandon``): the held pages are given up now, not after the grace."""
+    hold = threading.Event()
+    served = serve_files_show(site, hold)
+    stop, abandon = threading.Event(), threading.Event()
+
+    def interrupt() -> None:
+        if served.holding.wait(60):  # type: ignore[attr-defined]
+            stop.set()
+            abandon.set()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        with Archive(tmp_path / "a.db") as archive:
+            report = backfill(
+                archive,
+                [FeedSchedule(url=site.url("/files/feed.xml"), name="Files show")],
+                options=BackfillOptions(grace=600),  # only abandon can end the wait
+                settings=SETTINGS,
+                stop=stop,
+                abandon=abandon,
+            )
+    finally:
+        hold.set()
+    (feed,) = report.feeds
+    assert report.stopped
+    assert (feed.pages_ok, feed.pages_left) == (2, 3)  # the held ones: left, not stored
+    assert feed.files_fetched == 0  # nothing new starts after a stop
+    assert Counter(r["page_status"] for r in episodes(tmp_path / "a.db").values()) == {
+        "ok": 2,
+        "pending": 3,
+    }

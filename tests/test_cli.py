@@ -95,6 +95,32 @@ def test_run_reads_schedules_and_writes_archive_db_by_default(
     assert count(tmp_path / "archive.db", "episodes") == 9
 
 
+def test_run_with_no_feeds_scheduled_says_how_to_add_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schedules").mkdir()
+    (tmp_path / "schedules" / "notes.txt").write_text("not a schedule file")
+    assert invoke("run") == (
+        0,
+        "",
+        "podarchive: no feeds scheduled in schedules; add one with: podarchive add URL\n",
+    )  # exit 0: a cron job set up before the first feed is not failing
+    assert not (tmp_path / "archive.db").exists()
+    (tmp_path / "mine").mkdir()
+    assert invoke("run", "--schedules", "mine", "--all")[2] == (
+        "podarchive: no feeds scheduled in mine; add one with: "
+        "podarchive add URL --schedules mine\n"
+    )
+    # no directory at all: a usage error (a mistyped --schedules), with the same advice
+    code, out, err = invoke("run", "--schedules", "nowhere")
+    assert (code, out) == (2, "")
+    assert err == (
+        "podarchive: error: nowhere: no such schedules directory "
+        "('podarchive add URL --schedules nowhere' makes it; or give --schedules DIR)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -169,6 +195,68 @@ def test_add_writes_a_schedule_and_refuses_duplicates(tmp_path: Path) -> None:
     )
     assert code == 2
     assert "already scheduled" in err
+
+
+def test_add_for_a_url_already_scheduled_updates_the_options_given(tmp_path: Path) -> None:
+    schedules = tmp_path / "schedules"
+    where = ["--schedules", str(schedules)]
+    assert invoke("add", "https://x.example/feed.xml", "--name", "X", "--no-check", *where)[0] == 0
+    path = schedules / "x.toml"
+    # no fetch (x.example does not resolve here): the entry is updated, in one line
+    code, out, err = invoke("add", "https://X.example/feed.xml", "--allow-private-hosts", *where)
+    assert (code, err) == (0, "")
+    assert out == (
+        f"updated https://x.example/feed.xml in {path}: allow_private_hosts = true "
+        "(other settings kept)\n"
+    )
+    assert path.read_text() == (
+        '[[feed]]\nurl = "https://x.example/feed.xml"\nname = "X"\nevery = "1h"\n'
+        "pages = true\nallow_private_hosts = true\n"
+    )
+    code, out, _ = invoke("add", "https://x.example/feed.xml", "--allow-private-hosts", *where)
+    assert (code, out) == (
+        0,
+        f"https://x.example/feed.xml is already scheduled in {path} with these settings; "
+        "nothing changed\n",
+    )
+    # a file of several feeds: only that entry changes; the others and the comments stay
+    shared = schedules / "shared.toml"
+    shared.write_text(
+        '# my feeds\n[[feed]]\nurl = "https://a.example/f"\ncron = "0 * * * *"\n'
+        '# the next one\n\n[[feed]]\nurl = "https://b.example/f"\nname = "B"\n'
+    )
+    code, out, _ = invoke("add", "https://a.example/f", "--every", "2h", "--no-pages", *where)
+    assert (code, out) == (
+        0,
+        f'updated https://a.example/f in {shared}: every = "2h", pages = false '
+        "(other settings kept)\n",
+    )
+    assert shared.read_text() == (
+        '# my feeds\n[[feed]]\nurl = "https://a.example/f"\nevery = "2h"\npages = false\n'
+        '# the next one\n\n[[feed]]\nurl = "https://b.example/f"\nname = "B"\n'
+    )
+    assert sorted(p.name for p in schedules.iterdir()) == ["shared.toml", "x.toml"]
+
+
+def test_add_updates_a_feed_found_on_a_page_when_it_is_scheduled(
+    tmp_path: Path, site: LoopbackSite, pytorch_feed: str
+) -> None:
+    site.serve(
+        "/show",
+        f'<html><head><link rel="alternate" type="application/rss+xml" href="{pytorch_feed}">'
+        "</head><body></body></html>",
+        content_type="text/html",
+    )
+    assert invoke("add", pytorch_feed, "--name", "Show", "--schedules", str(tmp_path))[0] == 0
+    code, out, _ = invoke(
+        "add", site.url("/show"), "--allow-private-hosts", "--schedules", str(tmp_path)
+    )
+    assert code == 0
+    assert out.splitlines() == [
+        f"found the feed {pytorch_feed} on {site.url('/show')}",
+        f"updated {pytorch_feed} in {tmp_path / 'show.toml'}: allow_private_hosts = true "
+        "(other settings kept)",
+    ]
 
 
 def test_add_checks_the_feed_and_names_it(tmp_path: Path, pytorch_feed: str) -> None:

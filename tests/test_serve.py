@@ -27,6 +27,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from loopback import LoopbackSite, Reply, serve_pytorch
 
 from podarchive.cli import cli
@@ -34,6 +36,7 @@ from podarchive.config import FeedSchedule
 from podarchive.run import update_feeds
 from podarchive.serve import SETTINGS, check_archive, make_datasette, metadata_for
 from podarchive.settings import Settings
+from podarchive.shard_search import fts_phrases
 from podarchive.store import Archive
 from podarchive.transcripts import format_timestamp, media_link
 
@@ -258,6 +261,22 @@ def test_search_episodes(archive: Path) -> None:
     # page notes are searched too: the episode page's words, stemmed by porter
     found = rows(archive, "/archive/episodes.json?_search=liskov&_col=title")
     assert [r["title"] for r in found] == ["Tensor subclasses and Liskov substitution principle"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("\"' ()*:^+-\t\n\x00\u3000aZ9") | st.characters(codec="utf-8"))
+)
+def test_a_table_search_always_parses(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("create virtual table t using fts5(title, notes, tokenize='porter')")
+        conn.execute("insert into t values ('a tensor', 'its \"notes\"')")
+        conn.execute("select * from t where t match ?", (fts_phrases(text),)).fetchall()
+    finally:
+        conn.close()
+    assert fts_phrases('say "hello world" again') == '"say" "hello world" "again"'
+    assert fts_phrases('"') == fts_phrases("  ") == '""'
 
 
 def test_episodes_are_sorted_newest_first(archive: Path) -> None:
@@ -1022,6 +1041,73 @@ def test_serve_without_nh3_says_how_to_install_it(
         "podarchive: nh3 is not installed: install the datasette extra: "
         "pip install -e '.[datasette]'\n"
     )
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_exit_1(archive: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "podarchive",
+                "serve",
+                "--db",
+                str(archive),
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"podarchive: cannot serve on 127.0.0.1:{port}: address already in use "
+        "(another server has it: give --port)\n"
+    )  # and never "serving … at URL" first
+
+
+def test_a_lone_quote_in_a_search_box_is_quiet_and_answers(archive: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podarchive", "serve", "--db", str(archive), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        announced = proc.stderr.readline()  # written once the port is bound
+        base = re.fullmatch(
+            r"serving .* at (http://127\.0\.0\.1:\d+)/archive \(Ctrl-C stops\)\n", announced
+        )
+        assert base, announced
+        with httpx.Client(base_url=base.group(1), timeout=30) as client:
+            page = client.get("/archive/episodes", params={"_search": '"'})
+            assert page.status_code == 200
+            assert "0 rows where search matches" in page.text  # the table, no error
+            for path, params in [
+                ("/archive/search_episodes", {"q": '"'}),
+                ("/archive/search_notes", {"q": '"'}),
+                ("/archive/transcript_segments", {"_search": '"'}),
+                ("/archive/episodes.json", {"_search": ' "" '}),
+            ]:
+                assert client.get(path, params=params).status_code == 200, path
+            raw = client.get("/archive/episodes", params={"_search": "AND", "_searchmode": "raw"})
+            assert raw.status_code == 400
+            assert "Invalid search" in raw.text
+            assert client.get("/archive/episodes/123456789").status_code == 404
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    assert out == ""
+    assert "Traceback" not in err
+    # only the raw search that FTS5 could not parse left a line: Datasette's one ERROR line
+    (line,) = err.splitlines()
+    assert line.startswith("ERROR: ")
+    assert "fts5: syntax error" in line
 
 
 # a real server and a real browser -------------------------------------------------------

@@ -295,24 +295,30 @@ def test_a_smaller_attach_limit_groups_too(shards: list[Path]) -> None:
 
 
 @pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
-    """uvicorn.run recorded instead of run: (the app, its keyword arguments)."""
+def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, tuple[str, int]]]:
+    """uvicorn's Server.run recorded instead of run: (its config, the address it was given)."""
     import uvicorn
 
-    calls: list[tuple[Any, dict[str, Any]]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append((app, kwargs)))
+    calls: list[tuple[Any, tuple[str, int]]] = []
+
+    def run(self: Any, sockets: list[Any]) -> None:
+        (listener,) = sockets
+        calls.append((self.config, listener.getsockname()))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     return calls
 
 
 def test_serve_shards_serves_the_layout(
-    shard_dir: Path, served: list[tuple[Any, dict[str, Any]]]
+    shard_dir: Path, served: list[tuple[Any, tuple[str, int]]]
 ) -> None:
     said: list[str] = []
-    serve_shards(shard_dir, host="127.0.0.1", port=8123, announce=said.append)
-    assert said == [f"http://127.0.0.1:8123/{CROSS_NAME}"]
-    ((_, kwargs),) = served
-    assert (kwargs["host"], kwargs["port"]) == ("127.0.0.1", 8123)
-    serve_shards(shard_dir, shards=SHARDS, port=8124)
+    serve_shards(shard_dir, host="127.0.0.1", port=0, announce=said.append)
+    ((_, (host, port)),) = served
+    assert host == "127.0.0.1"
+    assert port > 0
+    assert said == [f"http://127.0.0.1:{port}/{CROSS_NAME}"]  # the port it listens on
+    serve_shards(shard_dir, shards=SHARDS, port=0)
     assert len(served) == 2
 
 
@@ -324,7 +330,7 @@ def one_line_error(error: pytest.ExceptionInfo[BaseException]) -> str:
 
 
 def test_serve_shards_refuses_a_directory_without_shards(
-    tmp_path: Path, served: list[tuple[Any, dict[str, Any]]]
+    tmp_path: Path, served: list[tuple[Any, tuple[str, int]]]
 ) -> None:
     (tmp_path / "archive.db").write_bytes(b"")
     with pytest.raises(ConfigError) as error:
@@ -337,7 +343,7 @@ def test_serve_shards_refuses_a_directory_without_shards(
 
 
 def test_serve_shards_asks_which_of_several_layouts(
-    shards: list[Path], tmp_path: Path, served: list[tuple[Any, dict[str, Any]]]
+    shards: list[Path], tmp_path: Path, served: list[tuple[Any, tuple[str, int]]]
 ) -> None:
     for k in range(2):
         copy_archive(shards[k], shard_path(tmp_path, k, 2))
@@ -350,13 +356,13 @@ def test_serve_shards_asks_which_of_several_layouts(
         serve_shards(tmp_path, shards=4)
     assert "no archive of a 4-shard layout" in one_line_error(error)
     said: list[str] = []
-    serve_shards(tmp_path, shards=2, announce=said.append)
-    assert said == [f"http://127.0.0.1:8001/{CROSS_NAME}"]
-    assert len(served) == 1
+    serve_shards(tmp_path, shards=2, port=0, announce=said.append)
+    ((_, (_, port)),) = served
+    assert said == [f"http://127.0.0.1:{port}/{CROSS_NAME}"]
 
 
 def test_serve_shards_refuses_a_shard_that_is_not_an_archive(
-    shards: list[Path], tmp_path: Path, served: list[tuple[Any, dict[str, Any]]]
+    shards: list[Path], tmp_path: Path, served: list[tuple[Any, tuple[str, int]]]
 ) -> None:
     copy_archive(shards[0], shard_path(tmp_path, 0, 2))
     other = shard_path(tmp_path, 1, 2)

@@ -16,22 +16,31 @@ For each feed, in named phases:
    the others become ``page:<url>`` episodes marked ``found_on_site_at``.
 4. **pages** — every episode page not yet archived, and those that failed, through
    :func:`pages.fetch_page` / :func:`pages.store_page` (one transaction per page).
+5. **files** — every ``podcast:transcript`` and ``podcast:chapters`` file of the feed's
+   episodes not yet read, and those that failed, through
+   :func:`episode_files.fetch_file` / :func:`episode_files.store_file`, as a run fetches
+   them (untrusted URLs; ``--limit`` counts pages only).
 
-One :class:`Fetcher` serves the whole backfill, so the per-host limits, gap, retries and
-Retry-After of runs apply. Setting ``stop`` ends the backfill gracefully: nothing new is
-started, requests in flight finish and are stored (for at most ``grace`` seconds, then they
-are abandoned). ``dry_run`` fetches only the feed documents (feed, archive and paged
-documents, site listings) and writes nothing.
+One :class:`Fetcher` serves the whole backfill, so the per-host limits, gap, retries,
+Retry-After and address guard of runs apply. Setting ``stop`` ends the backfill gracefully:
+nothing new is started, requests in flight finish and are stored (for at most ``grace``
+seconds, or until ``abandon`` is set, then they are abandoned: counted as left, not as
+done, by the report and the progress alike). ``dry_run`` fetches only the feed documents
+(feed, archive and paged documents, site listings), writes nothing, and lists the pages and
+files the real backfill would fetch: those the archive has due, and those of the episodes
+it would store (the feed's own new ones included).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -39,6 +48,7 @@ import httpx
 
 from podarchive.clock import Clock, iso, parse_iso, utcnow
 from podarchive.config import FeedSchedule
+from podarchive.episode_files import FileOutcome, fetch_file, file_kinds, store_file
 from podarchive.errors import Abandoned, PodarchiveError, StorageError
 from podarchive.extract import page_links, page_title, sitemap_entries
 from podarchive.fetch import Fetcher
@@ -48,13 +58,15 @@ from podarchive.parse import parse_feed
 from podarchive.pipeline import fetch_feed, store_feed
 from podarchive.rows import episode_writes
 from podarchive.settings import Settings
-from podarchive.store import Archive
+from podarchive.store import FILE_TABLES, Archive
 from podarchive.types import (
     DocumentKind,
     EpisodeWrite,
     FeedState,
     FetchRecord,
     FetchResult,
+    FileKind,
+    FileTask,
     PageTask,
     ParsedFeed,
     Row,
@@ -121,13 +133,21 @@ class FeedBackfill:
     pages_empty: int = 0
     pages_failed: int = 0
     pages_left: int = 0  # not fetched because of --limit or a stop
+    files_ok: int = 0  # transcripts and chapters files read (or unchanged)
+    files_failed: int = 0
+    files_left: int = 0  # not fetched because of a stop
     requests: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
     would_fetch: list[str] = field(default_factory=list)  # dry run: the pages
+    would_fetch_files: list[str] = field(default_factory=list)  # dry run: the files
 
     @property
     def pages_fetched(self) -> int:
         return self.pages_ok + self.pages_empty + self.pages_failed
+
+    @property
+    def files_fetched(self) -> int:
+        return self.files_ok + self.files_failed
 
 
 @dataclass(slots=True)
@@ -155,6 +175,7 @@ class _Context:
     stop: threading.Event
     progress: Progress
     budget: list[int]  # pages still allowed by --limit (one shared counter)
+    abandon: threading.Event  # set after stop: give up what is in flight now
 
     @property
     def writing(self) -> bool:
@@ -174,7 +195,7 @@ class _Walk:
     report: FeedBackfill
     seen: set[str]  # episode keys listed by the feed and the documents walked so far
     known: set[str] = field(default_factory=set)  # keys the archive has (set by the walk)
-    planned: list[EpisodeWrite] = field(default_factory=list)  # dry run: new episodes
+    planned: list[EpisodeWrite] = field(default_factory=list)  # dry run: episodes it would add
 
 
 def backfill(
@@ -187,8 +208,13 @@ def backfill(
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
     progress: Progress | None = None,
+    abandon: threading.Event | None = None,
 ) -> BackfillReport:
     """Backfill each feed of ``schedules`` in turn. Never raises for a feed's failure.
+
+    After ``stop``, setting ``abandon`` (a second Ctrl-C) gives up the pages and files in
+    flight at once instead of after ``options.grace``; the report still counts what was
+    stored.
 
     ``archive`` may be read-only (:meth:`Archive.open_read_only`) or None with
     ``options.dry_run``.
@@ -209,8 +235,9 @@ def backfill(
     limit = options.limit if options.limit is not None else -1
     with Fetcher(settings, transport=transport, blocked_hosts=blocks) as fetcher:
         ctx = _Context(
-            archive, fetcher, options, settings, clock, stop, progress or NoProgress(), [limit]
-        )
+            archive, fetcher, options, settings, clock, stop, progress or NoProgress(), [limit],
+            abandon or threading.Event(),
+        )  # fmt: skip
         for schedule in schedules:
             if stop.is_set():
                 break
@@ -238,6 +265,10 @@ def _backfill_feed(ctx: _Context, schedule: FeedSchedule) -> FeedBackfill:
         writes, _ = episode_writes(parsed, body.final_url)
         report.feed_episodes = len(writes)
         walk = _Walk(schedule, state, walk_id, report, seen={w.key for w in writes})
+        if not ctx.writing:  # the real run stores the feed's episodes first: plan them too
+            archive = ctx.archive
+            known = archive.episode_keys(state.id) if archive is not None and state.id else set()
+            walk.planned.extend(w for w in writes if w.key not in known)
         complete = True
         if not ctx.options.pages_only:
             complete = _walk(ctx, walk, parsed.channel.links)
@@ -249,6 +280,8 @@ def _backfill_feed(ctx: _Context, schedule: FeedSchedule) -> FeedBackfill:
                 report.failures.append((schedule.url, "--site: the feed names no web site"))
         if not ctx.stop.is_set():
             _pages_phase(ctx, walk)
+        if not ctx.stop.is_set():
+            _files_phase(ctx, walk)
         if complete and walk_id is not None and ctx.writing and not ctx.stop.is_set():
             assert ctx.archive is not None
             ctx.archive.finish_walk(walk_id, ctx.now())
@@ -580,15 +613,15 @@ def _site_document(
     try:
         result = get_for(ctx.fetcher, walk.schedule, url, records, kind="page")
     except Abandoned:
-        raise
+        raise  # a stop: not done, so not counted as done
     except PodarchiveError as e:
+        ctx.progress.advance()
         report.requests += len(records)
         if listing:
             report.failures.append((url, str(e)))
         _record(ctx, walk, url, kind="site", status="failed", records=records, error=str(e))
         return None
-    finally:
-        ctx.progress.advance()
+    ctx.progress.advance()
     report.requests += len(records)
     if listing:
         base = urlsplit(url)
@@ -643,6 +676,8 @@ def _is_episode_url(url: str, netloc: str, prefix: str) -> bool:
 
 
 def _pages_phase(ctx: _Context, walk: _Walk) -> None:
+    """Every episode page not yet archived, and those that failed, on or after --since (a
+    dry run counts those of the episodes it would have stored too)."""
     schedule, state, report = walk.schedule, walk.state, walk.report
     tasks: list[tuple[PageTask, str]] = []
     if ctx.archive is not None and state.id:
@@ -650,9 +685,13 @@ def _pages_phase(ctx: _Context, walk: _Walk) -> None:
     if not schedule.pages:
         tasks = [t for t in tasks if t[1].startswith(SITE_PAGE_KEY)]
     if not ctx.writing:
-        urls = [t.url for t, _ in tasks]
-        urls += [str(p.row["page_url"]) for p in walk.planned if p.row.get("page_url")]
-        urls = [u for u in dict.fromkeys(urls)]
+        urls = [t.url for t, _ in tasks] + [
+            str(p.row["page_url"])
+            for p in walk.planned
+            if p.row.get("page_url")
+            and (schedule.pages or p.key.startswith(SITE_PAGE_KEY))
+            and _on_or_after(p.row.get("published"), ctx.options.since)
+        ]
         allowed = _take(ctx, len(urls))
         report.would_fetch = urls[:allowed]
         report.pages_left = len(urls) - allowed
@@ -662,10 +701,16 @@ def _pages_phase(ctx: _Context, walk: _Walk) -> None:
     tasks = tasks[:allowed]
     if not tasks:
         return
-    assert ctx.archive is not None
+    archive = ctx.archive
+    assert archive is not None
+
+    def job(task: PageTask, key: str) -> Callable[[], bool]:
+        outcome = fetch_page(ctx.fetcher, task, schedule)
+        return lambda: _store_page(archive, outcome, key, ctx.now(), report)
+
     ctx.progress.start(report.label, "episode pages", len(tasks))
     try:
-        _fetch_pages(ctx, schedule, tasks, report)
+        report.pages_left += _fetch_each(ctx, [partial(job, task, key) for task, key in tasks])
     finally:
         ctx.progress.done()
 
@@ -679,44 +724,46 @@ def _take(ctx: _Context, wanted: int) -> int:
     return allowed
 
 
-def _fetch_pages(
-    ctx: _Context, schedule: FeedSchedule, tasks: list[tuple[PageTask, str]], report: FeedBackfill
-) -> None:
-    """Fetch pages with at most ``per_host`` in flight; store each as it arrives."""
-    archive = ctx.archive
-    assert archive is not None
+def _fetch_each(ctx: _Context, jobs: list[Callable[[], Callable[[], bool]]]) -> int:
+    """Run ``jobs`` (each fetches in the pool and gives back how to store what it got:
+    False when it was abandoned) with at most ``per_host`` in flight, storing each on this
+    thread as it arrives; how many were not done (a stop: not started, or abandoned).
+    Progress counts only what was stored, so it says what the summary says."""
     width = max(1, min(ctx.settings.per_host, ctx.settings.concurrency))
-    pending: dict[Future[PageOutcome], str] = {}
-    todo = list(reversed(tasks))
+    pending: set[Future[Callable[[], bool]]] = set()
+    todo = list(reversed(jobs))
+    left = 0
     stopped_at: float | None = None
     with ThreadPoolExecutor(width, "podarchive-backfill") as pool:
         try:
             while todo or pending:
                 while todo and len(pending) < width and not ctx.stop.is_set():
-                    task, key = todo.pop()
-                    pending[pool.submit(fetch_page, ctx.fetcher, task, schedule)] = key
+                    pending.add(pool.submit(todo.pop()))
                 if ctx.stop.is_set():
                     stopped_at = stopped_at or time.monotonic()
-                    if time.monotonic() - stopped_at > ctx.options.grace:
+                    late = time.monotonic() - stopped_at > ctx.options.grace
+                    if late or ctx.abandon.is_set():
                         ctx.fetcher.abort()
                     if not pending:
                         break
-                done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 for future in done:
-                    key = pending.pop(future)
-                    _store_page(archive, future.result(), key, ctx.now(), report)
-                    ctx.progress.advance()
+                    if future.result()():
+                        ctx.progress.advance()
+                    else:
+                        left += 1
         finally:
-            report.pages_left += len(todo)
+            left += len(todo)
+    return left
 
 
 def _store_page(
     archive: Archive, outcome: PageOutcome, key: str, now: str, report: FeedBackfill
-) -> None:
+) -> bool:
+    """Store one page's outcome; False when it was abandoned (a stop: nothing recorded)."""
     report.requests += len(outcome.records)
     if isinstance(outcome.error, Abandoned):
-        report.pages_left += 1
-        return  # nothing is recorded: the next backfill fetches it
+        return False  # the next backfill fetches it
     with archive.transaction():
         status = store_page(archive, outcome, now)
         if (
@@ -729,6 +776,75 @@ def _store_page(
                 archive.set_site_episode_title(outcome.task.episode_id, title)
     if count_page(report, status):
         report.failures.append((outcome.task.url, str(outcome.error)))
+    return True
+
+
+# transcripts and chapters files -------------------------------------------------------------
+
+
+def _files_phase(ctx: _Context, walk: _Walk) -> None:
+    """The transcripts and chapters files of the feed's episodes not yet read, and those
+    that failed, on or after --since: fetched as a run fetches them (untrusted: the address
+    guard, the same per-host politeness), stored one by one. A dry run counts them, with
+    those of the episodes it would have stored."""
+    schedule, report, since = walk.schedule, walk.report, ctx.options.since
+    kinds = file_kinds(schedule)
+    tasks: list[FileTask] = []
+    if ctx.archive is not None and walk.state.id and kinds:
+        due = ctx.archive.files_to_fetch(walk.state.id, ctx.now(), kinds, failing=True)
+        tasks = [t for t in due if t.status in ("pending", "failed")]
+        tasks = [t for t in tasks if _on_or_after(t.published, since)]
+    if not ctx.writing:
+        report.would_fetch_files = [t.url for t in tasks] + [
+            url
+            for p in walk.planned
+            if _on_or_after(p.row.get("published"), since)
+            for url in _listed_files(p.row, kinds)
+        ]
+        return
+    if not tasks:
+        return
+    archive = ctx.archive
+    assert archive is not None
+
+    def job(task: FileTask) -> Callable[[], bool]:
+        outcome = fetch_file(ctx.fetcher, task, schedule)
+        return lambda: _store_file(archive, outcome, ctx.now(), report)
+
+    ctx.progress.start(report.label, "transcripts and chapters", len(tasks))
+    try:
+        report.files_left = _fetch_each(ctx, [partial(job, t) for t in tasks])
+    finally:
+        ctx.progress.done()
+
+
+def _store_file(archive: Archive, outcome: FileOutcome, now: str, report: FeedBackfill) -> bool:
+    """Store one file's outcome; False when it was abandoned (a stop: nothing recorded)."""
+    report.requests += len(outcome.records)
+    if isinstance(outcome.error, Abandoned):
+        return False
+    if store_file(archive, outcome, now) == "failed":
+        report.files_failed += 1
+        report.failures.append((outcome.task.url, str(outcome.error)))
+    else:
+        report.files_ok += 1
+    return True
+
+
+def _listed_files(row: Row, kinds: Sequence[FileKind]) -> list[str]:
+    """The URLs of the files of ``kinds`` an episode row lists (its JSON ``transcripts`` and
+    ``chapters`` columns), once each, as the store lists them to fetch."""
+    urls: list[str] = []
+    for kind in kinds:
+        try:
+            items = json.loads(row.get(FILE_TABLES[kind][1]) or "[]")
+        except ValueError:
+            continue
+        listed = (
+            [i.get("url") for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        )
+        urls += dict.fromkeys(url for url in listed if isinstance(url, str) and url)
+    return urls
 
 
 __all__ = [

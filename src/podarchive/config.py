@@ -19,8 +19,10 @@ once an hour (:data:`podarchive.recheck.MIN_PAGE_EVERY`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import shutil
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from urllib.parse import urlsplit
 from podarchive.cron import validate_cron
 from podarchive.errors import PodarchiveError, ScheduleError, safe_label, safe_url
 from podarchive.recheck import check_page_every
-from podarchive.urls import feed_url_problem
+from podarchive.urls import feed_url_problem, normalize_url
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
@@ -332,6 +334,77 @@ def add_schedule(directory: Path, feed: FeedSchedule, *, allow_fast: bool = Fals
             path.unlink(missing_ok=True)
         raise PodarchiveError(f"cannot write {path}: {e.strerror or e}") from e
     return path
+
+
+def find_schedule(directory: Path, url: str, *, allow_fast: bool = False) -> FeedSchedule | None:
+    """The entry scheduling ``url`` in ``directory`` (URLs compared normalized), if any."""
+    if not directory.is_dir():
+        return None
+    wanted = normalize_url(url)
+    feeds = load_schedules(directory, allow_fast=allow_fast)
+    return next((f for f in feeds if normalize_url(f.url) == wanted), None)
+
+
+#: A ``[[feed]]`` table's header line, where a schedule file's tables start.
+_FEED_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*feed[ \t]*\]\]", re.M)
+
+
+def update_schedule(old: FeedSchedule, new: FeedSchedule, *, allow_fast: bool = False) -> Path:
+    """Rewrite ``old``'s ``[[feed]]`` table in its file (``old.source``) as ``new`` (``add``
+    for a URL already scheduled). The file's other tables and the comments between tables
+    stay as they were; comments inside the rewritten table are lost. The new file is written
+    beside the old one, must load as exactly the old feeds with ``new`` in ``old``'s place,
+    then replaces it; anything else is a one-line :class:`PodarchiveError`, the file untouched.
+    """
+    path = Path(old.source)
+    feeds = load_schedule_file(path, allow_fast=allow_fast)
+    index = next((i for i, f in enumerate(feeds) if f.url == old.url), None)
+    if index is None:  # the file changed meanwhile
+        raise PodarchiveError(f"{path} no longer schedules {old.url}: nothing changed")
+    expected = [*feeds[:index], _sourced(new, path), *feeds[index + 1 :]]
+    updated = _replace_table(path.read_text(encoding="utf-8"), index, len(feeds), new)
+    if updated is None:
+        raise PodarchiveError(f"cannot find {old.url}'s [[feed]] table in {path}: edit it by hand")
+    draft = path.with_name(f".{path.stem}.{os.getpid()}.tmp")  # not *.toml: no loader reads it
+    try:
+        draft.write_text(updated, encoding="utf-8")
+        shutil.copymode(path, draft)
+        if not _loads_as(draft, expected, allow_fast):
+            raise PodarchiveError(f"cannot rewrite {path} safely: edit it by hand")
+        os.replace(draft, path)
+    except OSError as e:
+        raise PodarchiveError(f"cannot write {path}: {e.strerror or e}") from e
+    finally:
+        draft.unlink(missing_ok=True)
+    return path
+
+
+def _replace_table(text: str, index: int, count: int, feed: FeedSchedule) -> str | None:
+    """``text`` (a schedule file of ``count`` tables) with its ``index``-th ``[[feed]]`` table
+    rendered anew from ``feed``; the comments and blank lines after that table's keys stay
+    (they lead into the next one). None when the tables cannot be told apart in the text."""
+    starts = [m.start() for m in _FEED_TABLE.finditer(text)]
+    if len(starts) != count:
+        return None
+    start, end = starts[index], (starts[index + 1] if index + 1 < count else len(text))
+    lines = text[start:end].splitlines(keepends=True)
+    cut = len(lines)
+    while cut > 1 and (not lines[cut - 1].strip() or lines[cut - 1].lstrip().startswith("#")):
+        cut -= 1
+    return text[:start] + render_schedule(feed) + "".join(lines[cut:]) + text[end:]
+
+
+def _sourced(feed: FeedSchedule, path: Path) -> FeedSchedule:
+    return dataclasses.replace(feed, source=str(path))
+
+
+def _loads_as(draft: Path, expected: list[FeedSchedule], allow_fast: bool) -> bool:
+    """Whether the schedule file ``draft`` holds exactly the feeds ``expected``."""
+    try:
+        loaded = load_schedule_file(draft, allow_fast=allow_fast)
+    except ScheduleError:
+        return False
+    return [_sourced(f, Path(expected[0].source)) for f in loaded] == expected
 
 
 def add_schedules(

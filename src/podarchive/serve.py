@@ -52,13 +52,16 @@ files of one name are refused with one line.
 from __future__ import annotations
 
 import copy
+import errno
 import html
 import json
 import math
 import os
+import socket
 import sys
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from contextlib import suppress
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -69,6 +72,7 @@ from podarchive.errors import NotAnArchive, PodarchiveError
 from podarchive.shard_search import (
     CROSS_NAME,
     RESERVED_NAMES,
+    fts_phrases,
     metadata_for_shards,
     shard_groups,
 )
@@ -212,8 +216,9 @@ def serve(
     """Serve the archive (or the archives: see :func:`make_datasette`) with Datasette until
     interrupted (as ``datasette serve`` does).
 
-    ``announce`` is told the address once the archives and Datasette have been checked: the
-    archive's page, or the cross-shard search's (the index when the shards are in groups).
+    ``announce`` is told the address once the archives and Datasette have been checked and
+    the port is bound (:func:`listen`): the archive's page, or the cross-shard search's (the
+    index when the shards are in groups).
     ``hint`` replaces :func:`check_archive`'s advice for an empty file.
     """
     import asyncio
@@ -227,11 +232,34 @@ def serve(
     import uvicorn  # a dependency of datasette, so present when make_datasette succeeded
 
     asyncio.run(datasette.invoke_startup())
-    if announce:
-        groups = list(_CROSS.get(datasette, {}))
-        page = database_name(paths[0]) if not groups else groups[0] if len(groups) == 1 else ""
-        announce(f"http://{host}:{port}/{page}")
-    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning", lifespan="on")
+    listener = listen(host, port)  # before the announcement: a port in use is one line
+    with listener:
+        if announce:
+            groups = list(_CROSS.get(datasette, {}))
+            page = database_name(paths[0]) if not groups else groups[0] if len(groups) == 1 else ""
+            shown = f"[{host}]" if ":" in host else host  # an IPv6 address
+            announce(f"http://{shown}:{listener.getsockname()[1]}/{page}")
+        config = uvicorn.Config(datasette.app(), log_level="warning", lifespan="on")
+        with suppress(KeyboardInterrupt):  # Ctrl-C: the server has stopped
+            uvicorn.Server(config).run(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port`` (0: any free port), for the server to use.
+
+    Bound here, before anything is announced, so that an address in use (or not this
+    machine's, or a port this user may not take) is one :class:`PodarchiveError` instead
+    of uvicorn's log line and exit 3."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server(address, family=family)
+    except OSError as e:
+        number = None if isinstance(e, socket.gaierror) else e.errno
+        reason = os.strerror(number) if number else e.strerror or str(e)  # no "(while …)"
+        reason = reason[:1].lower() + reason[1:]
+        if e.errno == errno.EADDRINUSE:
+            reason += " (another server has it: give --port)"
+        raise PodarchiveError(f"cannot serve on {host}:{port}: {reason}") from e
 
 
 def serve_shards(
@@ -458,8 +486,10 @@ def _register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_connection, prepare_jinja2_environment, render_cell, extra_template_vars):
+    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars):
         hookimpl(hook)
+    hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
+    hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
     pm.register(module, name=PLUGIN)
 
 
@@ -469,14 +499,59 @@ def _config(datasette: Any) -> dict[str, Any]:
 
 
 def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
-    """Hook: a cross-shard database's connection attaches its shards (read-only, or immutable
-    as each shard is served), each as a schema of its name."""
+    """Hook: table searches read what was typed with :func:`fts_phrases` (never a syntax
+    error), and a cross-shard database's connection attaches its shards (read-only, or
+    immutable as each shard is served), each as a schema of its name."""
     if datasette not in _SERVED:
         return
+    conn.create_function("escape_fts", 1, fts_phrases, deterministic=True)
     for name, path, immutable in _CROSS.get(datasette, {}).get(database, ()):
         mode = "immutable=1" if immutable else "mode=ro"
         uri = f"file:{quote(str(path.resolve()))}?{mode}"
         conn.execute("attach database ? as ?", (uri, name))
+
+
+def handle_exception(
+    datasette: Any, request: Any, exception: Exception
+) -> Generator[None, Any, None]:
+    """Hook (a wrapper): a reader's bad request (a 4xx: a search in raw mode that FTS5
+    cannot parse, a NUL in a canned query's text, a missing row) answers with the error page
+    alone, without the traceback (with its locals) that Datasette prints for every error;
+    the server's log keeps Datasette's one ``ERROR:`` line for a failed query. Errors of
+    the server itself (5xx) are left to Datasette."""
+    outcome = yield
+    if datasette in _SERVED and 400 <= getattr(exception, "status", 500) < 500:
+        outcome.force_result([lambda: _error_page(datasette, request, exception)])
+
+
+async def _error_page(datasette: Any, request: Any, exception: Any) -> Any:
+    """Datasette's error page (or JSON) for a 4xx ``exception``, a failed search named so."""
+    from datasette import Response
+    from datasette.utils import add_cors_headers
+    from markupsafe import Markup
+
+    message = exception.args[0] if exception.args else ""
+    info, title = dict(getattr(exception, "error_dict", {})), getattr(exception, "title", None)
+    if hasattr(exception, "message"):  # a DatasetteError
+        message = Markup(exception.message) if exception.message_is_html else exception.message
+    if title == "Invalid SQL" and any(key.startswith("_search") for key in request.args):
+        title = "Invalid search"
+        message = f"{message} (in raw mode, _searchmode=raw, the search is FTS5 query syntax)"
+    info.update({"ok": False, "error": message, "status": exception.status, "title": title})
+    headers: dict[str, str] = {}
+    if datasette.cors:
+        add_cors_headers(headers)
+    if request.path.split("?")[0].endswith(".json"):
+        return Response.json(info, status=exception.status, headers=headers)
+    template = datasette.jinja_env.select_template([f"{exception.status}.html", "error.html"])
+    context = {
+        **info,
+        "urls": datasette.urls,
+        "app_css_hash": datasette.app_css_hash(),
+        "menu_links": list,
+    }
+    page = await template.render_async(context)
+    return Response.html(page, status=exception.status, headers=headers)
 
 
 def prepare_jinja2_environment(env: Any, datasette: Any) -> None:

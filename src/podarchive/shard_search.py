@@ -12,6 +12,7 @@ in groups (:func:`shard_groups`). :mod:`podarchive.serve` builds the server from
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -95,6 +96,19 @@ def _identifier(name: str) -> str:
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+#: A search box's words and "quoted phrases" (an unclosed quote ends at the end of the text).
+_PHRASES = re.compile(r'"([^"]*)"?|([^\s"]+)')
+
+
+def fts_phrases(text: str) -> str:
+    """What a reader typed in a table's search box as an FTS5 query that always parses:
+    each word and each "quoted phrase" one phrase, all required (Datasette's
+    ``escape_fts``, which turns a lone ``"`` or a blank search into a syntax error). With
+    nothing to search for it is ``""``, which matches nothing."""
+    found = (phrase or word for phrase, word in _PHRASES.findall(text.replace("\0", " ")))
+    return " ".join(f'"{part}"' for part in found if part.strip()) or '""'
 
 
 #: The words of ``:q`` as an FTS5 query of phrases (as the archive's own search queries).

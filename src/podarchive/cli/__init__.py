@@ -26,8 +26,10 @@ import click
 
 from podarchive import __version__
 from podarchive.cli.common import (
+    DEFAULT_SCHEDULES,
     STOPPED_BY,
     CommandFailure,
+    UsageFailure,
     _daemon_logging,
     _setup_logging,
     _stop_on_signals,
@@ -116,7 +118,8 @@ def run(
 
     Exit 1 when a feed failed (one line each). Pages, transcripts and chapters files that
     failed do not fail the run: one line per feed says how many, why and what to do; so does
-    a warning line for a feed whose body gave fewer episodes than it has items.
+    a warning line for a feed whose body gave fewer episodes than it has items. No feed
+    scheduled is one line and exit 0 (a missing schedules directory: exit 2).
     Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
     and SIGHUP (exit 129).
     """
@@ -127,7 +130,11 @@ def run(
     if urls:
         feeds = _adhoc_feeds(urls, schedules_dir)
     else:
-        feeds = load_schedules(schedules_dir, allow_fast=allow_fast)
+        feeds = _scheduled(schedules_dir, allow_fast)
+        if not feeds:
+            hint = f"add one with: {_add(schedules_dir)}"
+            click.echo(f"podarchive: no feeds scheduled in {schedules_dir}; {hint}", err=True)
+            return  # not a failure (cron before the first feed): exit 0, the archive untouched
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
     check_file(db_path)  # not even a lock file beside another program's database
@@ -148,6 +155,22 @@ def run(
     if report.not_due:
         logging.getLogger("podarchive").info("%s not due yet", plural(report.not_due, "feed"))
     _finish(report)
+
+
+def _scheduled(schedules_dir: Path, allow_fast: bool) -> tuple[FeedSchedule, ...]:
+    """The scheduled feeds; a missing directory is a usage error saying how to make one."""
+    if not schedules_dir.is_dir():
+        raise UsageFailure(
+            f"{schedules_dir}: no such schedules directory ('{_add(schedules_dir)}' makes "
+            "it; or give --schedules DIR)"
+        )
+    return load_schedules(schedules_dir, allow_fast=allow_fast)
+
+
+def _add(schedules_dir: Path) -> str:
+    """The command that schedules a feed in ``schedules_dir``."""
+    where = "" if schedules_dir == DEFAULT_SCHEDULES else f" --schedules {schedules_dir}"
+    return f"podarchive add URL{where}"
 
 
 def _adhoc_feeds(urls: tuple[str, ...], schedules_dir: Path) -> tuple[FeedSchedule, ...]:

@@ -109,22 +109,30 @@ def _print_backfill(report: Any) -> None:
                 f"the feed, {f.site_new} new"
             )
         if report.dry_run:
-            for url in f.would_fetch:
+            for url in [*f.would_fetch, *f.would_fetch_files]:
                 click.echo(f"  would fetch {safe_url(url)}")
             click.echo(f"  pages: would fetch {len(f.would_fetch)}")
+            if f.would_fetch_files:
+                click.echo(f"  transcripts and chapters: would fetch {len(f.would_fetch_files)}")
         else:
             click.echo(
                 f"  pages: {verb} {f.pages_fetched} ({f.pages_ok} ok, {f.pages_empty} without "
                 f"notes, {f.pages_failed} failed)"
                 + (f", {f.pages_left} left" if f.pages_left else "")
             )
+            if f.files_fetched or f.files_left:
+                click.echo(
+                    f"  transcripts and chapters: {verb} {f.files_fetched} ({f.files_ok} read, "
+                    f"{f.files_failed} failed)" + (f", {f.files_left} left" if f.files_left else "")
+                )
         for url, reason in f.failures:
             click.echo(f"  failure: {safe_url(url)}: {one_line(reason)}")
     if report.dry_run:
-        pages = sum(len(f.would_fetch) for f in report.feeds)
+        more = sum(len(f.would_fetch) + len(f.would_fetch_files) for f in report.feeds)
         click.echo(
             f"dry run: {plural(report.requests, 'request')} made for the feed documents; "
-            f"{plural(pages, 'more request', 'more requests')} for episode pages; nothing written"
+            f"{plural(more, 'more request', 'more requests')} for episode pages, transcripts "
+            "and chapters; nothing written"
         )
     else:
         click.echo(plural(report.requests, "request"))
@@ -174,10 +182,12 @@ def backfill(
     """Archive the whole back catalogue of FEEDs (URLs or names; all scheduled by default).
 
     Walks paged feeds (atom:link rel="next") and RFC 5005 archives (prev-archive), then
-    fetches every episode page not yet archived or that failed; --site also looks for
-    episodes on the podcast's web site (sitemap.xml or its episode listing). Interrupt it
-    at any point (Ctrl-C: exit 130) and run it again: it continues where it stopped and
-    fetches nothing twice. A summary goes to stdout; progress to stderr.
+    fetches every episode page, transcript and chapters file not yet archived or that
+    failed (files as 'run' fetches them; --limit counts pages only); --site also looks for
+    episodes on the podcast's web site (sitemap.xml or its episode listing). --dry-run
+    counts what the real backfill would fetch. Interrupt it at any point (Ctrl-C: exit
+    130) and run it again: it continues where it stopped and fetches nothing twice. A
+    summary goes to stdout (what was done, also when interrupted); progress to stderr.
     """
     import signal
 
@@ -196,11 +206,13 @@ def backfill(
         pages_only=pages_only,
         site=site,
     )
-    stop = threading.Event()
+    stop, abandon = threading.Event(), threading.Event()
 
     def on_signal(number: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C: what is in flight is given up, the summary stays
+            abandon.set()
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a third: at once
         stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C: at once
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -210,7 +222,7 @@ def backfill(
                 try:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress,
+                        progress=progress, abandon=abandon,
                     )  # fmt: skip
                 finally:
                     if archive is not None:
@@ -219,7 +231,7 @@ def backfill(
                 with _locked(db_path), _working(db_path) as archive:
                     report = run_backfill(
                         archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress,
+                        progress=progress, abandon=abandon,
                     )  # fmt: skip
     finally:
         for number, handler in previous.items():

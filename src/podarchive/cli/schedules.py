@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from podarchive.cli.common import (
     CommandFailure,
@@ -24,10 +25,14 @@ from podarchive.config import (
     add_schedule,
     check_every,
     check_feed_url,
+    find_schedule,
     load_schedules,
     parse_interval,
+    render_schedule,
+    update_schedule,
 )
 from podarchive.cron import validate_cron
+from podarchive.errors import safe_url
 from podarchive.recheck import check_page_every
 
 
@@ -83,6 +88,9 @@ def add(
     is fetched first to check it (and to name it), unless --no-check. Every option given is
     written into the schedule entry (--allow-private-hosts as allow_private_hosts = true,
     --no-pages as pages = false, and so on).
+
+    A URL already scheduled is not added twice: the options given update its entry, in
+    its file, and its other settings are kept (one line says what changed; no fetch).
     """
     if every and cron:
         raise click.UsageError("give --every or --cron, not both")
@@ -107,18 +115,6 @@ def add(
         raise UsageFailure(f"--page-every: {e}") from e
     if user_agent is not None and (not user_agent.strip() or not user_agent.isprintable()):
         raise click.BadParameter("must be printable text", param_hint="--user-agent")
-    if not no_check:
-        settings = run_settings(allow_private_hosts)
-        if user_agent:
-            settings = settings.replace(user_agent=user_agent)
-        from podarchive.discover import find_feed
-
-        found = find_feed(url, settings)
-        if found.discovered_from:
-            from podarchive.errors import safe_url
-
-            click.echo(f"found the feed {safe_url(found.url)} on {safe_url(found.discovered_from)}")
-        url, name = found.url, name or found.title
     feed = FeedSchedule(
         url=url,
         name=name,
@@ -131,10 +127,63 @@ def add(
         transcripts=not no_transcripts,
         chapters=not no_chapters,
     )
-    path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
-    from podarchive.errors import safe_url
+    scheduled = find_schedule(schedules_dir, url, allow_fast=allow_fast)
+    if scheduled is None and not no_check:
+        settings = run_settings(allow_private_hosts)
+        if user_agent:
+            settings = settings.replace(user_agent=user_agent)
+        from podarchive.discover import find_feed
 
+        found = find_feed(url, settings)
+        if found.discovered_from:
+            click.echo(f"found the feed {safe_url(found.url)} on {safe_url(found.discovered_from)}")
+        url, name = found.url, name or found.title
+        scheduled = find_schedule(schedules_dir, url, allow_fast=allow_fast)
+    if scheduled is not None:
+        _update_entry(scheduled, _given(feed), allow_fast)
+        return
+    feed = dataclasses.replace(feed, url=url, name=name)
+    path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
     click.echo(f"added {safe_url(url)} to {path}")
+
+
+#: The schedule entry's fields each option of ``add`` sets (--every and --cron: both, as one
+#: replaces the other).
+ADD_OPTIONS = {
+    "every": ("every", "cron"), "cron": ("every", "cron"), "name": ("name",),
+    "no_pages": ("pages",), "page_every": ("page_every",), "no_transcripts": ("transcripts",),
+    "no_chapters": ("chapters",), "user_agent": ("user_agent",),
+    "allow_private_hosts": ("allow_private_hosts",),
+}  # fmt: skip
+
+
+def _given(feed: FeedSchedule) -> dict[str, Any]:
+    """The fields of ``feed`` (the entry ``add`` would write) that an option given set."""
+    context = click.get_current_context()
+    return {
+        field: getattr(feed, field)
+        for option, fields in ADD_OPTIONS.items()
+        if context.get_parameter_source(option) is ParameterSource.COMMANDLINE
+        for field in fields
+    }
+
+
+def _update_entry(scheduled: FeedSchedule, changes: dict[str, Any], allow_fast: bool) -> None:
+    """``add`` for a URL already scheduled: the options given change its entry (one line
+    says how); none given is a usage error, as adding it twice would be."""
+    where = f"{safe_url(scheduled.url)} is already scheduled in {scheduled.source}"
+    if not changes:
+        raise UsageFailure(f"{where}; give the options to change (--every, --name…)")
+    updated = dataclasses.replace(scheduled, **changes)
+    before = render_schedule(scheduled).splitlines()
+    changed = [line for line in render_schedule(updated).splitlines() if line not in before]
+    if not changed:
+        click.echo(f"{where} with these settings; nothing changed")
+        return
+    path = update_schedule(scheduled, updated, allow_fast=allow_fast)
+    click.echo(
+        f"updated {safe_url(scheduled.url)} in {path}: {', '.join(changed)} (other settings kept)"
+    )
 
 
 # OPML import and export (issue 14) ----------------------------------------------------------
@@ -192,7 +241,7 @@ def import_opml(
     usable OPML or a setting in it is bad.
     """
     from podarchive.config import add_schedules
-    from podarchive.errors import OpmlError, one_line, safe_url
+    from podarchive.errors import OpmlError, one_line
     from podarchive.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
 
     if every and cron:
@@ -292,8 +341,6 @@ def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
     feed = dataclasses.replace(outcome.feed, url=found.url, title=title)
     if found.url == outcome.feed.url:
         return dataclasses.replace(outcome, feed=feed)
-    from podarchive.errors import safe_url
-
     click.echo(f"found the feed {safe_url(found.url)} on {safe_url(outcome.feed.url)}")
     return sorter.sort(feed)
 
