@@ -4,7 +4,8 @@ The end-to-end test runs what an operator runs: two ``podarchive scheduler`` pro
 started by mistake), two ``podarchive worker`` processes keeping two shards each of four,
 feeds on a loopback server whose request log is the judge. Then the faults: a duplicated
 message, a worker killed with SIGKILL in the middle of a feed, the broker restarted with
-everything it held lost. Nothing may be lost, and no feed polled twice for one due time.
+everything it held lost (also while a worker's pages are in flight, #23). Nothing may be
+lost, no feed left in flight, and no feed polled twice for one due time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -407,4 +409,145 @@ def test_the_cluster_polls_each_due_feed_once_through_its_faults(
                 assert "Traceback" not in procs.log(name), procs.log(name)
         finally:
             release.set()
+            procs.stop_all()
+
+
+def rss_with_pages(name: str, page_url: Callable[[int], str], episodes: int) -> str:
+    """A feed whose episodes each link to an episode page."""
+    items = "".join(
+        f"<item><title>{name} episode {i}</title><guid>{name}-{i}</guid>"
+        f"<link>{page_url(i)}</link><description>Episode {i}</description>"
+        f"<pubDate>Mon, 0{i + 1} Jun 2026 10:00:00 GMT</pubDate></item>"
+        for i in range(episodes)
+    )
+    return (
+        "<?xml version='1.0' encoding='utf-8'?><rss version='2.0'><channel>"
+        f"<title>{name}</title><link>https://example.com/{name}</link>"
+        f"<description>The {name} show</description>{items}</channel></rss>"
+    )
+
+
+PAGE = (
+    "<html><head><title>Episode</title></head><body><article>"
+    + "<p>Show notes of this episode, long enough to be worth keeping.</p>" * 5
+    + "</article></body></html>"
+)
+
+
+class HeldSite:
+    """Feeds and episode pages on a loopback site, the pages answered only once ``release``
+    is set; it notes the most requests it ever had open at once for one path. The pages are
+    on ``localhost``, another host than ``127.0.0.1`` for the per-host turns: held pages
+    never keep a feed on ``127.0.0.1`` from its turn."""
+
+    def __init__(self, site: LoopbackSite) -> None:
+        self.site, self.release = site, threading.Event()
+        self._lock = threading.Lock()
+        self._open: dict[str, int] = {}
+        self.most_at_once = 0
+
+    def held(self) -> int:
+        """Page requests open now."""
+        with self._lock:
+            return sum(n for path, n in self._open.items() if path.startswith("/page/"))
+
+    def feed(self, number: int, episodes: int, host: str = "127.0.0.1") -> str:
+        """Feed ``number`` on ``host``, its ``episodes`` episodes each with a page; returns
+        its URL."""
+        for e in range(episodes):
+            self._route(f"/page/{number}/{e}", PAGE, "text/html", hold=True)
+        body = rss_with_pages(f"paged{number}", partial(self._url, "localhost", number), episodes)
+        self._route(f"/pfeed/{number}", body, "application/rss+xml", hold=False)
+        return f"http://{host}:{self.site.port}/pfeed/{number}"
+
+    def _url(self, host: str, number: int, episode: int) -> str:
+        return f"http://{host}:{self.site.port}/page/{number}/{episode}"
+
+    def _route(self, path: str, text: str, content_type: str, *, hold: bool) -> None:
+        body = text.encode()
+
+        def answer(handler: BaseHTTPRequestHandler) -> None:
+            with self._lock:
+                self._open[path] = self._open.get(path, 0) + 1
+                self.most_at_once = max(self.most_at_once, self._open[path])
+            try:
+                if hold and not self.release.wait(PATIENCE):
+                    return
+                fresh = handler.headers.get("If-None-Match") != '"v1"'
+                handler.send_response(200 if fresh else 304)
+                handler.send_header("ETag", '"v1"')
+                handler.send_header("Content-Type", content_type)
+                handler.send_header("Content-Length", str(len(body) if fresh else 0))
+                handler.end_headers()
+                if fresh:
+                    handler.wfile.write(body)
+            finally:
+                with self._lock:
+                    self._open[path] -= 1
+
+        self.site.handle(path, answer)
+
+
+@pytest.mark.slow
+def test_a_broker_lost_with_pages_in_flight_wedges_no_feed(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """#23 (4): Redis stopped while a worker's pages are held by the server (its other
+    fetches waiting for the host's turn, which the broker keeps), long enough for the worker
+    to notice, and started again empty; then the held answers come. Every page is fetched
+    once and stored, every feed polled again once due and no feed left "in flight", nothing
+    requested twice at once; a feed that arrived just before the loss (on the pages' host:
+    it waits for a turn too) is stored once. Three feeds of two pages and the late one:
+    eight fetches, every one started at once."""
+    with LoopbackSite() as site:
+        held = HeldSite(site)
+        urls = [held.feed(f, episodes=2) for f in range(3)]
+        late = held.feed(3, episodes=2, host="localhost")
+        pages = sorted(f"/page/{f}/{e}" for f in range(4) for e in range(2))
+        schedules = tmp_path / "schedules"
+        schedules.mkdir()
+        lines = [f'[[feed]]\nurl = "{u}"\nevery = "20s"\npages = true\n' for u in urls]
+        (schedules / "feeds.toml").write_text("\n".join(lines))
+        path = shard_path(tmp_path / "shards", 0, 1)
+        procs = Processes(tmp_path, redis_server.url)
+        probe = Cluster(redis_server.url)
+
+        def polls(url: str) -> int:
+            return site.hits(url.split(str(site.port), 1)[1])
+
+        def pages_pending() -> int | None:
+            try:
+                with Archive.open_to_read(path) as archive:
+                    rows = archive.feed_statuses()
+            except StorageError:
+                return None
+            return sum(int(r["pages_pending"]) for r in rows) if len(rows) == 4 else None
+
+        try:
+            procs.start("scheduler", "scheduler", "--shards", "1", "--tick", "0.2", "--allow-fast")
+            procs.start("worker", "worker", "--shard", "0", "--allow-private-hosts")
+            wait_for("every feed polled", lambda: all(polls(u) == 1 for u in urls))
+            wait_for("two pages held by the server", lambda: held.held() == 2)
+            (schedules / "late.toml").write_text(f'[[feed]]\nurl = "{late}"\npages = true\n')
+            wait_for("the late feed taken", lambda: probe.workers()[0]["in_flight"] == 4)
+
+            # the broker goes, long enough for the worker to notice, and comes back empty
+            redis_server.stop()
+            wait_for("the loss noticed", lambda: "cannot reach the broker" in procs.log("worker"))
+            redis_server.start()
+            held.release.set()
+
+            wait_for("every page stored", lambda: pages_pending() == 0)
+            wait_for("every feed polled again once due", lambda: all(polls(u) >= 2 for u in urls))
+            wait_for("no feed in flight", lambda: probe.workers()[0]["in_flight"] == 0)
+            assert polls(late) == 1
+            # each page once: the two held, and those abandoned, redone
+            assert sorted(r.path for r in site.requests if r.path.startswith("/page/")) == pages
+            assert held.most_at_once == 1
+            for name in list(procs.running):
+                assert procs.stop(name) == 0, procs.log(name)
+            assert "Traceback" not in procs.log("worker"), procs.log("worker")
+        finally:
+            held.release.set()
+            probe.close()
             procs.stop_all()

@@ -4,7 +4,10 @@ The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
 :func:`update_feeds`. Worker threads fetch (:func:`podarchive.pipeline.fetch_feed`,
 :func:`podarchive.pages.fetch_page`, :func:`podarchive.episode_files.fetch_file`), only the
 calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
-:func:`in_flight_limit`, so a run's memory follows its largest feed (#15).
+:func:`in_flight_limit`, so a run's memory follows its largest feed (#15). A fetch given up
+while the run is not stopping (the cluster's broker failed under it) is started again after
+:data:`REDO_PAUSE`: nothing of it was recorded, and its feed is finished, never left half
+done (#23).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -38,6 +42,7 @@ from podarchive.urls import normalize_url
 
 log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
+REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
 
 
 @dataclass(slots=True)
@@ -248,10 +253,12 @@ class _Flow:
         self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
         self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
         self.keys: dict[int, str] = {}  # feed id → its key in ``fetching``
+        self.redo: deque[tuple[float, Callable[[], Future[Any]]]] = deque()  # (not before, start)
 
     def run(self, source: FeedSource) -> None:
         more_feeds = True
         while True:
+            self._start_redone()
             idle = False  # the source has no feed now: pages and files may start meanwhile
             while more_feeds and len(self.pending) < self.limit and not self._stopping():
                 started = self._start_feed(source, block=not self._busy())
@@ -263,9 +270,14 @@ class _Flow:
                 if not self._start_follower():
                     break
             if not self.pending:
-                if more_feeds and not self._stopping():
+                if self._stopping():
+                    return
+                if more_feeds:
                     continue  # a stream between feeds
-                return
+                if not self.redo:
+                    return
+                self._pause(self.redo[0][0] - time.monotonic())
+                continue
             done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
             if self._stopping():
                 self.workers.abort()
@@ -275,6 +287,7 @@ class _Flow:
                 more_feeds = False
                 self.followers.clear()
                 self.tasks.clear()
+                self.redo.clear()
             for future in done:
                 self._store(future.result())
 
@@ -283,6 +296,26 @@ class _Flow:
 
     def _stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            if self.stop is not None:
+                self.stop.wait(seconds)
+            else:
+                time.sleep(seconds)
+
+    def _redo_later(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        """A fetch given up while the run goes on: the cluster's broker failed under it
+        (per-host turns live there), nothing of it was recorded. The same fetch starts again
+        after :data:`REDO_PAUSE` (again and again while the broker is away), so its feed is
+        stored whole once the broker is back, and never left in flight (#23)."""
+        log.debug("%s: %s; again in %g s", _url_of(outcome), outcome.error, REDO_PAUSE)
+        self.redo.append((time.monotonic() + REDO_PAUSE, _again(self.workers, outcome)))
+
+    def _start_redone(self) -> None:
+        now = time.monotonic()
+        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
+            self.pending.add(self.redo.popleft()[1]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
         """Start the next feed's fetch (unless it is one already started): _STARTED,
@@ -342,9 +375,11 @@ class _Flow:
 
     def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
         if isinstance(outcome.error, Abandoned):
-            if isinstance(outcome, FeedOutcome) and self.on_done is not None:
+            if not self._stopping():
+                self._redo_later(outcome)
+            elif isinstance(outcome, FeedOutcome) and self.on_done is not None:
                 self.on_done(outcome.state.url, None)
-            return  # not the feed's fault: nothing is recorded, the next run redoes it
+            return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
             feed_id = outcome.state.id
@@ -374,6 +409,22 @@ class _Flow:
             if (fingerprint := self.settled.pop(feed_id, None)) is not None:
                 self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
             self._done(feed_report, feed_id=feed_id)
+
+
+def _again(
+    workers: _Workers, outcome: FeedOutcome | PageOutcome | FileOutcome
+) -> Callable[[], Future[Any]]:
+    """The fetch that gave ``outcome``, ready to start again."""
+    if isinstance(outcome, FeedOutcome):
+        return partial(workers.fetch_feed, outcome.schedule, outcome.state)
+    if isinstance(outcome, FileOutcome):
+        return partial(workers.fetch_file, outcome.task, outcome.schedule)
+    assert outcome.schedule is not None  # fetch_page always gives it
+    return partial(workers.fetch_page, outcome.task, outcome.schedule)
+
+
+def _url_of(outcome: FeedOutcome | PageOutcome | FileOutcome) -> str:
+    return outcome.schedule.url if isinstance(outcome, FeedOutcome) else outcome.task.url
 
 
 def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:

@@ -157,8 +157,9 @@ def due_score(next_due_at: str | None) -> float:
 
 
 class Redeliver(BrokerError):
-    """Raised by a message's handler: the feed was not stored (the worker is stopping, or the
-    broker failed mid-fetch); the message goes back on its queue, nothing is lost."""
+    """Raised by a message's handler: the feed was not stored (the worker is stopping); the
+    message goes back on its queue, nothing is lost. A fetch the broker failed under is
+    started again by the worker itself (:mod:`podarchive.run`), not handed back."""
 
 
 @dataclass(frozen=True, slots=True)

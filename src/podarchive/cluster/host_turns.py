@@ -89,7 +89,7 @@ class BrokerHostTurns:
     @contextmanager
     def _broker(self) -> Iterator[None]:
         """A broker failure in the middle of a fetch is not the feed's fault: the fetch is
-        given up (:class:`Abandoned`: nothing recorded) and its message retried."""
+        given up (:class:`Abandoned`: nothing recorded) and started again by the run."""
         try:
             with broker_errors(self._cluster.url):
                 yield
