@@ -65,8 +65,9 @@ BROKER = ["--broker", "redis://127.0.0.1:1/0", "--schedules", "{s}"]
     ],
 )
 def test_intervals_and_interval_options_have_ceilings(
-    tmp_path: Path, args: list[str], message: str
+    tmp_path: Path, args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # a command that wrongly starts writes archive.db here
     schedules = tmp_path / "schedules"
     code, err = invoke(*(arg.replace("{s}", str(schedules)) for arg in args))
     one_line_exit_2(code, err, message)
