@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podarchive.config import (
+    MAX_INTERVAL,
     FeedSchedule,
     add_schedule,
     format_interval,
@@ -109,10 +110,18 @@ def test_parse_interval(text: str, seconds: int) -> None:
     assert parse_interval(text) == timedelta(seconds=seconds)
 
 
-@given(st.integers(min_value=1, max_value=10**8))
+@given(st.integers(min_value=1, max_value=int(MAX_INTERVAL.total_seconds())))
 def test_interval_round_trip(seconds: int) -> None:
     interval = timedelta(seconds=seconds)
     assert parse_interval(format_interval(interval)) == interval
+
+
+@given(st.integers(min_value=int(MAX_INTERVAL.total_seconds()) + 1, max_value=10**4000))
+def test_an_interval_over_a_year_is_one_line_of_value_error(seconds: int) -> None:
+    text = f"{seconds}s"
+    with pytest.raises(ValueError, match="is over the ceiling of a year") as caught:
+        parse_interval(text)
+    assert len(str(caught.value)) < 120
 
 
 def test_add_schedule_writes_a_file_that_loads_back(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FAST_ENV
@@ -344,3 +345,93 @@ def test_daemon_refuses_a_bad_schedule_at_start_and_a_second_daemon(
     finally:
         first.stop()
     assert load_schedules(schedules)  # untouched
+
+
+# #23: no schedule file ends a running daemon; the heartbeat says what the first cycle does --
+
+BAD_FILES = [
+    ('[[feed]]\nurl = "https://x.example/a"\nevery = "3000000d"\n', "feed[0].every: interval"),
+    ('[[feed]]\nurl = "https://x.example/b"\npage_every = "99999999999999w"\n', "page_every"),
+    ('[[feed]]\nurl = "https://x.example/c"\ncron = "0 0 30 2 *"\n', "never fires"),
+    ("[[feed]]\nurl = [" + "[" * 50_000 + "\n", "not valid TOML: nested too deeply"),
+    ("[[feed]]\nsize = " + "9" * 5000 + "\n", "not valid TOML: Exceeds the limit"),
+    ('[[feed]]\nurl = "https://x.example/d"\nuser_agent = "a\\r\\nX-Evil: 1"\n', "user_agent"),
+]
+
+
+def test_a_bad_file_written_into_a_running_daemons_schedules_leaves_it_running(
+    tmp_path: Path, site: LoopbackSite
+) -> None:
+    schedules, db = tmp_path / "schedules", tmp_path / "archive.db"
+    schedules.mkdir()
+    site.serve("/good.xml", '<rss version="2.0"><channel><title>Good</title>'
+               "<item><guid>g-1</guid><title>G</title></item></channel></rss>")  # fmt: skip
+    schedule(schedules / "good.toml", site.url("/good.xml"), "Good")
+    daemon = DaemonProcess(schedules, db)
+    try:
+        wait_for(lambda: site.hits("/good.xml") >= 1, what="the first poll")
+        bad = schedules / "bad.toml"
+        for n, (text, problem) in enumerate(BAD_FILES, start=1):
+            bad.write_text(text)
+            wait_for(lambda n=n: len(daemon.logged("schedules not reloaded")) == n, what=problem)
+            line = daemon.logged("schedules not reloaded")[-1]
+            assert (
+                f"ERROR podarchive.daemon: schedules not reloaded (schedule files changed): {bad}: "
+                in line
+            )
+            assert problem in line
+            assert line.endswith("keeping the last good schedule (1 feed)")
+            assert len(line) < 1200
+            assert daemon.process.poll() is None  # alive
+            polls = site.hits("/good.xml")
+            wait_for(lambda polls=polls: site.hits("/good.xml") > polls, what="the good feed")
+        bad.unlink()
+        wait_for(lambda: daemon.logged("schedules reloaded (schedule files changed): 1 feed"))
+        shown = podarchive("status", "--db", str(db))
+        assert f"daemon: running (pid {daemon.process.pid}, since " in shown.stdout
+        daemon.process.send_signal(signal.SIGTERM)
+        assert daemon.process.wait(timeout=30) == 0
+    finally:
+        daemon.stop()
+    assert not [line for line in daemon.lines if "Traceback" in line]
+    assert all(LOG_LINE.match(line) for line in daemon.lines), daemon.lines
+
+
+def test_status_shows_the_daemon_busy_during_its_first_cycle(
+    tmp_path: Path, site: LoopbackSite
+) -> None:
+    schedules, db = tmp_path / "schedules", tmp_path / "archive.db"
+    schedules.mkdir()
+    release = threading.Event()
+    asked = threading.Event()
+    body = b'<rss version="2.0"><channel><title>Slow</title></channel></rss>'
+
+    def slow(handler: Any) -> None:  # holds the response until the test has looked
+        asked.set()
+        release.wait(60)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/xml")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    site.handle("/slow.xml", slow)
+    schedule(schedules / "slow.toml", site.url("/slow.xml"), "Slow", every="1h")
+    daemon = DaemonProcess(schedules, db)
+    try:
+        assert asked.wait(30), "the daemon never asked for the feed"
+        beat = Path(f"{db}.daemon.json")
+        first = read_heartbeat(beat) or {}
+        wait_for(lambda: (read_heartbeat(beat) or {}).get("heartbeat_at") != first.get(
+            "heartbeat_at"), what="a heartbeat written while the response is held")  # fmt: skip
+        shown = podarchive("status", "--db", str(db))
+        assert f"daemon: running (pid {daemon.process.pid}, since " in shown.stdout
+        assert "updating 1 feed; 1 feed scheduled" in shown.stdout, shown.stdout
+        assert (read_heartbeat(beat) or {})["last_cycle"] is None  # still the first cycle
+        release.set()
+        wait_for(lambda: ((read_heartbeat(beat) or {}).get("last_cycle") or {}).get("polled"),
+                 what="the first cycle's end")  # fmt: skip
+        wait_for(lambda: (read_heartbeat(beat) or {}).get("activity") == "idle", what="idle")
+    finally:
+        release.set()
+        daemon.stop()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from podarchive.cli import cli
-from podarchive.settings import setting_fields
+from podarchive.settings import range_text, setting_fields
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -16,6 +16,13 @@ README = (REPO / "README.md").read_text()
 @pytest.mark.parametrize("name", [f.name for f in setting_fields()])
 def test_every_setting_is_documented(name: str) -> None:
     assert f"| `{name}` | `PODARCHIVE_{name.upper()}` |" in README
+
+
+@pytest.mark.parametrize("name", [f.name for f in setting_fields()])
+def test_every_settings_range_is_in_its_row(name: str) -> None:
+    (f,) = [f for f in setting_fields() if f.name == name]
+    (row,) = [line for line in README.splitlines() if line.startswith(f"| `{name}` | ")]
+    assert row.split(" | ")[3] == (range_text(f) or "true or false")
 
 
 @pytest.mark.parametrize("command", sorted(cli.commands))

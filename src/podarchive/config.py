@@ -14,7 +14,9 @@ A schedule file is TOML in ``schedules/``, holding one or more ``[[feed]]`` tabl
 Every mistake is reported as one :class:`ScheduleError` naming the file and the key.
 Polling more often than once a minute (:data:`MIN_EVERY`) is refused unless ``allow_fast``
 (``--allow-fast``, meant for tests) is given; so is re-checking episode pages more often than
-once an hour (:data:`podarchive.recheck.MIN_PAGE_EVERY`).
+once an hour (:data:`podarchive.recheck.MIN_PAGE_EVERY`). No interval may be longer than a
+year (:data:`MAX_INTERVAL`): ``every = "3000000d"`` once ended a running daemon with an
+OverflowError (#23), and a cron expression that never fires (``0 0 30 2 *``) is refused too.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from podarchive.cron import validate_cron
-from podarchive.errors import PodarchiveError, ScheduleError, safe_label, safe_url
+from podarchive.errors import PodarchiveError, ScheduleError, safe_label, safe_url, shorten
 from podarchive.recheck import check_page_every
+from podarchive.settings import user_agent_problem
 from podarchive.urls import feed_url_problem, normalize_url
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
+MAX_INTERVAL = timedelta(days=365)  # the ceiling of every interval (every, page_every, options)
 _FLAGS = frozenset({"pages", "allow_private_hosts", "transcripts", "chapters"})
 FEED_KEYS = frozenset(
     {
@@ -55,6 +59,7 @@ FEED_KEYS = frozenset(
 )
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _INTERVAL = re.compile(r"(\d+)\s*([smhdw])")
+_MAX_DIGITS = 12  # more digits than this is over MAX_INTERVAL in any unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +85,19 @@ class FeedSchedule:
 
 
 def parse_interval(text: str) -> timedelta:
-    """``"90s"``, ``"30m"``, ``"1h30m"``, ``"2d"``, ``"1w"`` → timedelta. Raises ValueError."""
+    """``"90s"``, ``"30m"``, ``"1h30m"``, ``"2d"``, ``"1w"`` → timedelta, at most
+    :data:`MAX_INTERVAL`. Raises ValueError (one line) for anything else."""
     compact = text.strip().lower().replace(" ", "")
     if not compact or _INTERVAL.sub("", compact):
-        raise ValueError(f"bad interval {text!r} (use e.g. 90s, 30m, 1h, 1h30m, 2d, 1w)")
-    seconds = sum(int(n) * _UNITS[unit] for n, unit in _INTERVAL.findall(compact))
+        example = "use e.g. 90s, 30m, 1h, 1h30m, 2d, 1w"
+        raise ValueError(f"bad interval {shorten(text, 40)!r} ({example})")
+    terms = _INTERVAL.findall(compact)
+    too_long = ValueError(f"interval {shorten(text, 40)!r} is over the ceiling of a year (365d)")
+    if any(len(n.lstrip("0")) > _MAX_DIGITS for n, _ in terms):
+        raise too_long  # int() of thousands of digits is slow, and refused
+    seconds = sum(int(n) * _UNITS[unit] for n, unit in terms)
+    if seconds > MAX_INTERVAL.total_seconds():
+        raise too_long
     if seconds <= 0:
         raise ValueError(f"interval {text!r} must be longer than zero")
     return timedelta(seconds=seconds)
@@ -141,12 +154,9 @@ def load_schedules(directory: Path, *, allow_fast: bool = False) -> tuple[FeedSc
 
 
 def load_schedule_file(path: Path, *, allow_fast: bool = False) -> list[FeedSchedule]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScheduleError(str(path), f"cannot read: {e}") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ScheduleError(str(path), f"not valid TOML: {e}") from e
+    """The feeds of one file. Whatever is wrong with it is a :class:`ScheduleError`: the
+    daemon keeps its last good schedule on exactly that (and logs one line)."""
+    data = _read_toml(path)
     unknown = sorted(set(data) - {"feed"})
     if unknown:
         raise ScheduleError(str(path), "unknown key (expected [[feed]] tables)", unknown[0])
@@ -157,6 +167,21 @@ def load_schedule_file(path: Path, *, allow_fast: bool = False) -> list[FeedSche
         _feed_from_table(str(path), f"feed[{i}]", table, allow_fast)
         for i, table in enumerate(tables)
     ]
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if path.exists() and not path.is_file():  # a FIFO would block the daemon for good
+        raise ScheduleError(str(path), "cannot read: not a regular file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScheduleError(str(path), f"cannot read: {e}") from e
+    except ValueError as e:  # TOMLDecodeError, and an integer of 4,300+ digits
+        raise ScheduleError(str(path), f"not valid TOML: {shorten(str(e), 200)}") from e
+    except RecursionError as e:
+        raise ScheduleError(str(path), "not valid TOML: nested too deeply") from e
+    except MemoryError as e:
+        raise ScheduleError(str(path), "cannot read: too large") from e
 
 
 def _feed_from_table(
@@ -203,13 +228,18 @@ def _feed_from_table(
             page_every = check_page_every(parse_interval(page_every_text), allow_fast=allow_fast)
         except ValueError as e:
             raise ScheduleError(path, str(e), f"{where}{dot}page_every") from e
+    user_agent = get("user_agent", str)
+    problem = None if user_agent is None else user_agent_problem(user_agent)
+    if problem is not None:
+        shown = shorten(user_agent, 40)
+        raise ScheduleError(path, f"{shown!r} is {problem}", f"{where}{dot}user_agent")
     return FeedSchedule(
         url=url,
         name=get("name", str),
         every=every,
         cron=cron,
         pages=get("pages", bool, True),
-        user_agent=get("user_agent", str),
+        user_agent=user_agent,
         allow_private_hosts=get("allow_private_hosts", bool, False),
         page_every=page_every,
         transcripts=get("transcripts", bool, True),

@@ -93,7 +93,10 @@ def cron_trigger(expr: str, tz: timezone = UTC, jitter: float | None = None) -> 
 
 
 def validate_cron(expr: str) -> None:
-    cron_trigger(expr)
+    """ValueError unless ``expr`` is a crontab expression that fires (``0 0 30 2 *`` never
+    does: a feed scheduled so would never be polled)."""
+    if cron_trigger(expr).get_next_fire_time(None, datetime.now(UTC)) is None:
+        raise ValueError(f"cron expression {expr!r} never fires")
 
 
 def next_cron_time(expr: str, after: datetime) -> datetime | None:

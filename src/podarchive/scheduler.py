@@ -32,7 +32,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from podarchive.clock import iso, utcnow
 from podarchive.config import DEFAULT_EVERY, FeedSchedule
 from podarchive.cron import cron_gap, cron_trigger
-from podarchive.errors import ConfigError
+from podarchive.errors import ConfigError, ScheduleError, one_line
 from podarchive.status import write_heartbeat
 
 log = logging.getLogger("podarchive.daemon")
@@ -84,6 +84,19 @@ def job_trigger(feed: FeedSchedule, now: datetime) -> tuple[BaseTrigger, int]:
     every = feed.every or DEFAULT_EVERY
     trigger = IntervalTrigger(seconds=every.total_seconds(), jitter=_jitter(every), timezone=UTC)
     return trigger, max(60, int(every.total_seconds()))
+
+
+def _checked_trigger(feed: FeedSchedule, now: datetime) -> tuple[BaseTrigger, int]:
+    """:func:`job_trigger`, for a trigger that fires: anything else is a ScheduleError."""
+    key = "cron" if feed.cron else "every"
+    try:
+        trigger, grace = job_trigger(feed, now)
+        fires = trigger.get_next_fire_time(None, now) is not None
+    except (ValueError, OverflowError) as e:
+        raise ScheduleError(feed.source or feed.url, f"cannot be scheduled: {e}", key) from e
+    if not fires:
+        raise ScheduleError(feed.source or feed.url, "never fires", key)
+    return trigger, grace
 
 
 def fingerprint(directory: Path) -> Fingerprint:
@@ -183,8 +196,8 @@ class Daemon:
                 self.watch,
                 self.tick,
             )
+            self._activity = "idle"  # before the runner's first cycle says "updating" (#23)
             runner.start()
-            self._activity = "idle"
             while True:
                 self._beat()
                 self._sleep(self.tick)
@@ -221,19 +234,24 @@ class Daemon:
             log.info("stopped")
 
     def reload(self, why: str) -> bool:
-        """Load the schedules again; on an error keep the last good ones and log one line."""
+        """Load the schedules again; on an error keep the last good ones and log one line.
+
+        No error of a schedule file may end the daemon: a :class:`ConfigError` is the
+        expected one; anything else is logged the same way, with its type.
+        """
         try:
             feeds = list(self.load())
-        except ConfigError as e:
-            self._last_reload = {"at": iso(utcnow()), "ok": False, "error": str(e)}
+            added, removed, changed = self.apply(feeds)
+        except Exception as e:
+            error = str(e) if isinstance(e, ConfigError) else f"{type(e).__name__}: {e}"
+            self._last_reload = {"at": iso(utcnow()), "ok": False, "error": error}
             log.error(
                 "schedules not reloaded (%s): %s; keeping the last good schedule (%s)",
                 why,
-                e,
+                one_line(error, 1000),
                 _feeds(len(self._feeds)),
             )
             return False
-        added, removed, changed = self.apply(feeds)
         self._last_reload = {"at": iso(utcnow()), "ok": True, "error": None}
         log.info(
             "schedules reloaded (%s): %s; %d added, %d removed, %d changed",
@@ -247,9 +265,18 @@ class Daemon:
 
     def apply(self, feeds: Sequence[FeedSchedule]) -> tuple[int, int, int]:
         """Reconcile the jobs with ``feeds`` by diffing: add new, remove gone, reschedule only
-        the changed ones; untouched jobs keep their next run time (pitfall #3)."""
+        the changed ones; untouched jobs keep their next run time (pitfall #3).
+
+        Every new or changed trigger is made first: one that cannot be (a ScheduleError
+        naming its file) leaves the jobs as they were.
+        """
         now = utcnow()
         new = {feed.url: feed for feed in feeds}
+        triggers = {
+            url: _checked_trigger(feed, now)
+            for url, feed in new.items()
+            if self._specs.get(url) != job_spec(feed)
+        }
         added = removed = changed = 0
         with self._state:
             for url in set(self._feeds) - set(new):
@@ -259,10 +286,9 @@ class Daemon:
                 self._deferred.pop(url, None)
                 removed += 1
             for url, feed in new.items():
-                spec = job_spec(feed)
-                if self._specs.get(url) == spec:
+                if url not in triggers:
                     continue
-                trigger, grace = job_trigger(feed, now)
+                trigger, grace = triggers[url]
                 if url in self._specs:
                     self._scheduler.reschedule_job(url, trigger=trigger)
                     self._scheduler.modify_job(url, misfire_grace_time=grace)
@@ -279,7 +305,7 @@ class Daemon:
                         misfire_grace_time=grace,
                     )
                     added += 1
-                self._specs[url] = spec
+                self._specs[url] = job_spec(feed)
                 self._deferred.pop(url, None)
                 self._wanted.add(url)  # new or changed: poll now if the archive says it is due
             self._feeds = new

@@ -27,8 +27,10 @@ import click
 from podarchive import __version__
 from podarchive.cli.common import (
     DEFAULT_SCHEDULES,
+    MAX_TICK,
     STOPPED_BY,
     CommandFailure,
+    Number,
     UsageFailure,
     _daemon_logging,
     _setup_logging,
@@ -45,6 +47,7 @@ from podarchive.cli.common import (
     verbosity,
 )
 from podarchive.config import (
+    MAX_INTERVAL,
     FeedSchedule,
     check_feed_url,
     load_schedules,
@@ -85,7 +88,7 @@ def cli(verbose: int) -> None:
 @click.option(
     "--wait",
     "wait_seconds",
-    type=click.FloatRange(min=0),
+    type=Number(0, MAX_INTERVAL.total_seconds()),
     default=0,
     metavar="SECONDS",
     help="If another run holds the archive, wait up to this long for it (default: skip at once).",
@@ -254,7 +257,7 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
 @allow_fast_option
 @click.option(
     "--tick",
-    type=click.FloatRange(min=0.05),
+    type=Number(0.05, MAX_TICK),
     default=2.0,
     show_default=True,
     metavar="SECONDS",
@@ -354,7 +357,7 @@ def status(
     try:
         threshold = parse_interval(failing_for)
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--failing-for") from e
+        raise UsageFailure(f"--failing-for: {e}") from e
     if shards_dir is not None:
         from podarchive.cli.cluster import cluster_status
 

@@ -12,6 +12,7 @@ import click
 
 from podarchive.cli.common import (
     CommandFailure,
+    Number,
     _locked,
     _working,
     archive_option,
@@ -161,7 +162,7 @@ def _print_backfill(report: Any) -> None:
 @click.option("--site", is_flag=True, help="Also find episodes on the podcast's web site.")
 @click.option(
     "--rate",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0.001, 1000, "a number of requests per second"),
     metavar="PER_SECOND",
     help="At most this many requests per second to one host (slower than the default).",
 )

@@ -21,7 +21,9 @@ from typing import Any
 import click
 
 from podarchive.cli.common import (
+    MAX_TICK,
     CommandFailure,
+    Number,
     UsageFailure,
     _daemon_logging,
     allow_fast_option,
@@ -31,7 +33,7 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.config import load_schedules
+from podarchive.config import MAX_INTERVAL, load_schedules
 from podarchive.errors import ConfigError
 
 DEFAULT_SHARDS_DIR = Path("shards")
@@ -178,7 +180,7 @@ def worker(
 @allow_fast_option
 @click.option(
     "--tick",
-    type=click.FloatRange(min=0.05),
+    type=Number(0.05, MAX_TICK),
     default=5.0,
     show_default=True,
     metavar="SECONDS",
@@ -186,7 +188,7 @@ def worker(
 )
 @click.option(
     "--hold",
-    type=click.FloatRange(min=1.0),
+    type=Number(1.0, MAX_INTERVAL.total_seconds()),
     default=900.0,
     show_default=True,
     metavar="SECONDS",

@@ -32,8 +32,9 @@ from podarchive.config import (
     update_schedule,
 )
 from podarchive.cron import validate_cron
-from podarchive.errors import safe_url
+from podarchive.errors import safe_url, shorten
 from podarchive.recheck import check_page_every
+from podarchive.settings import user_agent_problem
 
 
 @click.command()
@@ -99,22 +100,19 @@ def add(
     except ValueError as e:
         raise UsageFailure(str(e)) from e  # one line, whatever URL holds
     try:
-        interval: timedelta | None = parse_interval(every) if every else None
+        interval = check_every(parse_interval(every), allow_fast=allow_fast) if every else None
         if cron:
             validate_cron(cron)
     except ValueError as e:
-        raise click.BadParameter(str(e)) from e
-    try:
-        interval = check_every(interval, allow_fast=allow_fast) if interval else None
-    except ValueError as e:
-        raise UsageFailure(f"--every: {e}") from e
+        raise UsageFailure(f"--{'every' if every else 'cron'}: {e}") from e
     try:
         recheck = parse_interval(page_every) if page_every else None
         recheck = check_page_every(recheck, allow_fast=allow_fast) if recheck else None
     except ValueError as e:
         raise UsageFailure(f"--page-every: {e}") from e
-    if user_agent is not None and (not user_agent.strip() or not user_agent.isprintable()):
-        raise click.BadParameter("must be printable text", param_hint="--user-agent")
+    problem = None if user_agent is None else user_agent_problem(user_agent)
+    if problem is not None:
+        raise UsageFailure(f"--user-agent: {shorten(user_agent or '', 40)!r} is {problem}")
     feed = FeedSchedule(
         url=url,
         name=name,

@@ -47,6 +47,7 @@ from dramatiq.middleware import Retries
 from podarchive.clock import iso
 from podarchive.config import FeedSchedule
 from podarchive.errors import BrokerError
+from podarchive.settings import env_int
 
 log = logging.getLogger("podarchive")
 
@@ -56,11 +57,19 @@ ACTOR = "poll_feed"
 GONE = "gone"
 #: A dead worker's unacknowledged messages go back on its queue once its heartbeat is this
 #: old (Dramatiq's own setting, 60 s by default; the tests make it shorter still).
-HEARTBEAT_TIMEOUT_MS = int(os.environ.get("PODARCHIVE_BROKER_HEARTBEAT_MS", "15000"))
+HEARTBEAT_TIMEOUT_MS = 15000  # PODARCHIVE_BROKER_HEARTBEAT_MS
 #: Per million broker calls, how many also requeue dead workers' messages (Dramatiq's
 #: default, 1,000, makes a one-worker queue wait ~15 minutes after a crash).
-MAINTENANCE_CHANCE = int(os.environ.get("PODARCHIVE_BROKER_MAINTENANCE", "50000"))
+MAINTENANCE_CHANCE = 50000  # PODARCHIVE_BROKER_MAINTENANCE
 BATCH = 1000  # URLs per claim script call and per pipeline of index writes
+
+
+def broker_tuning() -> tuple[int, int]:
+    """Dramatiq's heartbeat timeout (ms) and maintenance chance, from the environment."""
+    return (
+        env_int("PODARCHIVE_BROKER_HEARTBEAT_MS", HEARTBEAT_TIMEOUT_MS, 100, 3_600_000),
+        env_int("PODARCHIVE_BROKER_MAINTENANCE", MAINTENANCE_CHANCE, 0, 1_000_000),
+    )
 
 
 def _translate(e: Exception, url: str) -> BrokerError:
@@ -207,6 +216,7 @@ class Cluster:
     """A connection to the cluster's broker. Thread-safe (redis-py pools connections)."""
 
     def __init__(self, url: str, *, connect_timeout: float = 5.0) -> None:
+        self._tuning = broker_tuning()  # out of range: one line, before any work
         self.url = url
         self.where = _public(url)
         try:
@@ -367,8 +377,8 @@ class Cluster:
                 client=self.redis,
                 namespace=QUEUE_NAMESPACE,
                 middleware=[Retries(max_retries=5, min_backoff=1_000, max_backoff=60_000)],
-                heartbeat_timeout=HEARTBEAT_TIMEOUT_MS,
-                maintenance_chance=MAINTENANCE_CHANCE,
+                heartbeat_timeout=self._tuning[0],
+                maintenance_chance=self._tuning[1],
             )
         return self._dramatiq
 
