@@ -551,3 +551,32 @@ def test_a_broker_lost_with_pages_in_flight_wedges_no_feed(
             held.release.set()
             probe.close()
             procs.stop_all()
+
+
+def test_a_scheduler_keeps_its_last_good_schedule_on_any_reload_error(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No error of the schedule files ends the cluster scheduler (#23): not only a
+    ConfigError but anything loading them raises is one line, and the last good one stays."""
+    from podarchive.cluster.scheduler import ClusterScheduler
+    from podarchive.config import FeedSchedule
+
+    good = [FeedSchedule(url="https://example.com/a.xml")]
+    loads: list[Callable[[], list[FeedSchedule]]] = [lambda: good]
+
+    def load() -> list[FeedSchedule]:
+        return loads[-1]()
+
+    def broken() -> list[FeedSchedule]:
+        raise OverflowError("date value out of range\nsecond line")
+
+    cluster.set_shards(2)
+    scheduler = ClusterScheduler(cluster, load)
+    loads.append(broken)
+    with caplog.at_level("ERROR", logger="podarchive"):
+        assert scheduler.reload() is False
+    (record,) = [r for r in caplog.records if "not reloaded" in r.getMessage()]
+    assert "OverflowError: date value out of range second line" in record.getMessage()
+    assert "\n" not in record.getMessage()
+    kept = [url for feeds in scheduler._by_shard.values() for url in feeds]
+    assert kept == ["https://example.com/a.xml"]  # the last good schedule

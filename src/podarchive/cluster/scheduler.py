@@ -31,7 +31,7 @@ from pathlib import Path
 from podarchive.cluster.broker import Cluster
 from podarchive.cluster.shards import shard_of
 from podarchive.config import FeedSchedule
-from podarchive.errors import BrokerError, ConfigError
+from podarchive.errors import BrokerError, ConfigError, one_line
 from podarchive.scheduler import Fingerprint, fingerprint
 
 log = logging.getLogger("podarchive")
@@ -81,8 +81,9 @@ class ClusterScheduler:
         """Load the schedule files again; False (and the last good schedule kept) on error."""
         try:
             feeds = self.load()
-        except ConfigError as e:
-            log.error("schedule not reloaded: %s (the last good one stays)", e)
+        except Exception as e:  # no schedule file may end the scheduler (#23), as the daemon
+            error = str(e) if isinstance(e, ConfigError) else f"{type(e).__name__}: {e}"
+            log.error("schedule not reloaded: %s (the last good one stays)", one_line(error))
             return False
         self._apply(feeds)
         log.info("schedule reloaded: %d feeds", len(feeds))
