@@ -6,12 +6,14 @@ The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
 calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
 :func:`in_flight_limit`, so a run's memory follows its largest feed (#15). A fetch given up
 while the run is not stopping (the cluster's broker failed under it) is started again after
-:data:`REDO_PAUSE`: nothing of it was recorded, and its feed is finished, never left half
-done (#23).
+:data:`REDO_PAUSE`, doubling up to :data:`REDO_MAX`: nothing of it was recorded, and its feed
+is finished, never left half done (#23).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import logging
 import threading
@@ -43,6 +45,7 @@ from podarchive.urls import normalize_url
 log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
 REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
+REDO_MAX = 16.0  # ... doubling each time the same fetch is given up again, to at most this
 
 
 @dataclass(slots=True)
@@ -253,7 +256,10 @@ class _Flow:
         self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
         self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
         self.keys: dict[int, str] = {}  # feed id → its key in ``fetching``
-        self.redo: deque[tuple[float, Callable[[], Future[Any]]]] = deque()  # (not before, start)
+        # fetches to start again: a heap of (not before, order, start); given up per URL
+        self.redo: list[tuple[float, int, Callable[[], Future[Any]]]] = []
+        self.redone: dict[str, int] = {}
+        self._order = itertools.count()
 
     def run(self, source: FeedSource) -> None:
         more_feeds = True
@@ -307,15 +313,20 @@ class _Flow:
     def _redo_later(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
         """A fetch given up while the run goes on: the cluster's broker failed under it
         (per-host turns live there), nothing of it was recorded. The same fetch starts again
-        after :data:`REDO_PAUSE` (again and again while the broker is away), so its feed is
-        stored whole once the broker is back, and never left in flight (#23)."""
-        log.debug("%s: %s; again in %g s", _url_of(outcome), outcome.error, REDO_PAUSE)
-        self.redo.append((time.monotonic() + REDO_PAUSE, _again(self.workers, outcome)))
+        after :data:`REDO_PAUSE` (again and again while the broker is away, each pause twice
+        the last, to :data:`REDO_MAX`), so its feed is stored whole once the broker is back,
+        and never left in flight (#23)."""
+        url = _url_of(outcome)
+        times = self.redone[url] = self.redone.get(url, 0) + 1
+        pause = min(REDO_PAUSE * 2 ** (times - 1), REDO_MAX)
+        log.debug("%s: %s; again in %g s", url, outcome.error, pause)
+        entry = (time.monotonic() + pause, next(self._order), _again(self.workers, outcome))
+        heapq.heappush(self.redo, entry)
 
     def _start_redone(self) -> None:
         now = time.monotonic()
         while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
-            self.pending.add(self.redo.popleft()[1]())
+            self.pending.add(heapq.heappop(self.redo)[2]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
         """Start the next feed's fetch (unless it is one already started): _STARTED,
@@ -380,6 +391,8 @@ class _Flow:
             elif isinstance(outcome, FeedOutcome) and self.on_done is not None:
                 self.on_done(outcome.state.url, None)
             return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
+        if self.redone:
+            self.redone.pop(_url_of(outcome), None)
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
             feed_id = outcome.state.id
