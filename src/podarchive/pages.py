@@ -3,8 +3,9 @@
 A page is fetched when it is new, when it failed or had no notes (with a back-off), and once
 archived, when its re-check is due (:mod:`podarchive.recheck`: by the episode's age, or the
 schedule's ``page_every``; every archived page with ``run --recheck-pages``). Its raw body is
-kept whenever one came; a re-check that answers 304, or serves the body kept last, writes
-nothing but bookkeeping and the fetch log.
+kept whenever one came, unless it reads into the notes and links already current (issue #23);
+a re-check that answers 304, or serves the body kept last, writes nothing but bookkeeping and
+the fetch log.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
     """Store a page outcome; returns its status (ok, not_modified, empty, failed).
 
     A page read with notes (or re-checked) gets its next re-check from
-    :func:`podarchive.recheck.next_check`; its raw body is kept whenever one came.
+    :func:`podarchive.recheck.next_check`; its raw body is kept whenever one came, unless its
+    notes and links are the current ones (:meth:`Archive.record_page`).
     """
     task, result = outcome.task, outcome.result
     if outcome.error is not None:

@@ -124,11 +124,7 @@ def check_archive(db_path: Path, *, hint: str = "run podarchive run first, or gi
     if info is None or info.kind == "new":
         raise NotAnArchive(f"no archive at {db_path} ({hint})")
     if info.kind == "foreign":
-        tables = ", ".join(info.tables) or "none"
-        raise NotAnArchive(
-            f"{db_path} is not a podarchive archive (no feeds/episodes tables; it has tables: "
-            f"{tables}); not serving it"
-        )
+        raise NotAnArchive(f"{db_path} is not a podarchive archive ({info.why}); not serving it")
     refused = refusal(db_path, info)
     if refused is not None:
         raise refused

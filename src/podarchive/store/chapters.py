@@ -1,9 +1,10 @@
 """Chapters: one row per chapter, from ``podcast:chapters`` files and Podlove Simple Chapters.
 
-A chapters file whose body changes, or an episode whose feed item changes its
+A chapters file whose chapters change, or an episode whose feed item changes its
 ``psc:chapters``, keeps the earlier chapters: they move to a ``chapter_revisions`` row
-(``revision_id``). ``source`` says where a chapter came from: ``json`` (a file, with its
-``chapter_file_id``) or ``psc`` (the feed item, kept in ``episodes.simple_chapters``).
+(``revision_id``); a body that reads into the current chapters is no revision (#23).
+``source`` says where a chapter came from: ``json`` (a file, with its ``chapter_file_id``)
+or ``psc`` (the feed item, kept in ``episodes.simple_chapters``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,27 @@ INSERT_CHAPTER = (
 
 class ChaptersMixin(Connection):
     """The chapters of each episode, written inside the caller's transaction."""
+
+    def _same_chapters(self, task: FileTask, parsed: ParsedChapters | None) -> bool:
+        """Whether ``parsed`` is the file's current format, version and chapters, in order."""
+        stored = self.db.execute(
+            "SELECT format, version FROM chapter_files WHERE id = ?", [task.file_id]
+        ).fetchone()
+        if parsed is None or stored != (parsed.format, parsed.version):
+            return False
+        return self._current_chapters("chapter_file_id = ?", [task.file_id]) == list(
+            parsed.chapters
+        )
+
+    def _current_chapters(self, which: str, args: list[Any]) -> list[Chapter]:
+        return [
+            Chapter(start, end, title, url, image, bool(toc))
+            for start, end, title, url, image, toc in self.db.execute(
+                f"SELECT start, end, title, url, image, toc FROM chapters WHERE {which} "
+                "AND revision_id IS NULL ORDER BY position",
+                args,
+            )
+        ]
 
     def _replace_chapters(
         self, task: FileTask, document_id: int, parsed: ParsedChapters | None, now: str
@@ -55,14 +77,7 @@ class ChaptersMixin(Connection):
         wanted = _simple_chapters(value)
         if new and not wanted:
             return
-        current = [
-            Chapter(start, end, title, url, image, bool(toc))
-            for start, end, title, url, image, toc in self.db.execute(
-                "SELECT start, end, title, url, image, toc FROM chapters WHERE episode_id = ? "
-                "AND source = 'psc' AND revision_id IS NULL ORDER BY position",
-                [episode_id],
-            )
-        ]
+        current = self._current_chapters("episode_id = ? AND source = 'psc'", [episode_id])
         if current == wanted:
             return
         if current:

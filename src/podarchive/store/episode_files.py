@@ -115,14 +115,7 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
         table = FILE_TABLES[task.kind][0]
         with self.transaction():
             if status in ("ok", "empty") and body is not None:
-                document_id = self._keep_document(task.kind, body, now)
-                if document_id != task.document_id:
-                    self._replace_file_rows(task, document_id, parsed, now)
-                    self.db.execute(
-                        f"UPDATE {table} SET status = ?, document_id = ?, version_seen_at = ? "
-                        "WHERE id = ?",
-                        [status, document_id, now, task.file_id],
-                    )
+                self._keep_read_file(task, table, status, body, parsed, now)
                 self.db.execute(
                     f"UPDATE {table} SET error = NULL, failures = 0, etag = ?, "
                     "last_modified = ? WHERE id = ?",
@@ -145,6 +138,30 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
                 [now, next_check_at, task.file_id],
             )
             self._log(records, feed_id=task.feed_id, episode_id=task.episode_id)
+
+    def _keep_read_file(
+        self, task: FileTask, table: str, status: str, body: KeptBody, parsed: Any, now: str
+    ) -> None:
+        """Keep ``body`` and make the rows it was read into current, the earlier ones a
+        revision; unless they are the current rows already (only a VTT ``NOTE``, a cue id or
+        the JSON's spacing changed): then the body is not kept either, as the body kept
+        last reads into the same rows (issue #23).
+        """
+        if task.document_id is not None and self._same_file_rows(task, parsed):
+            return
+        document_id = self._keep_document(task.kind, body, now)
+        if document_id == task.document_id:
+            return
+        self._replace_file_rows(task, document_id, parsed, now)
+        self.db.execute(
+            f"UPDATE {table} SET status = ?, document_id = ?, version_seen_at = ? WHERE id = ?",
+            [status, document_id, now, task.file_id],
+        )
+
+    def _same_file_rows(self, task: FileTask, parsed: Any) -> bool:
+        if task.kind == "transcript":
+            return self._same_segments(task, parsed)
+        return self._same_chapters(task, parsed)
 
     def _replace_file_rows(self, task: FileTask, document_id: int, parsed: Any, now: str) -> None:
         if task.kind == "transcript":

@@ -1,34 +1,32 @@
 """What is at an archive's path, read without changing a byte, and the one-line errors.
 
 Nothing is written to a file before it is known to be an archive (:func:`check_file` reads
-its header and tables): another program's database, a file that is not SQLite and an
-archive from a newer podarchive are refused untouched (issue #17). Archives carry
-``PRAGMA application_id`` :data:`APPLICATION_ID`; older ones are recognised by their tables.
+its header and schema): another program's database, a file that is not SQLite and an
+archive from a newer podarchive are refused untouched (issue #17). An archive is a file
+with ``PRAGMA application_id`` :data:`APPLICATION_ID` (every archive since issue #17; older
+ones have none) whose tables have exactly the columns of its schema version's tables (what
+the migrations up to that version make, :func:`archive_tables`); a user's own extra tables
+are fine. An empty database (no table, no view) becomes an archive (issue #23).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+import sqlite_utils
 
 from podarchive.errors import ArchiveDamaged, NotAnArchive, SchemaTooNew, StorageError
 
-from .schema import SCHEMA_VERSION
+from .schema import MIGRATIONS, SCHEMA_VERSION
 
 APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive since issue #17
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's lock
-# tables an archive of each schema version has for sure: recognises one without the
-# application id (written before issue #17); a user's own extra tables are fine
-_TABLES_SINCE = (
-    (1, ("feeds", "episodes", "links", "fetches")),
-    (2, ("hosts", "feed_redirects", "feed_moves")),
-    (3, ("episode_revisions", "feed_revisions", "snapshots", "feed_bodies")),
-    (4, ("backfill_walks", "backfill_pages")),
-)
 _CORRUPT = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 
@@ -46,14 +44,15 @@ def storage_error(
 class FileInfo:
     """What is at an archive's path, read without changing a byte of it."""
 
-    kind: str  # "new" (no file, or 0 bytes), "archive", "foreign" or "not_sqlite"
+    kind: str  # "new" (no file, 0 bytes, an empty database), "archive", "foreign", "not_sqlite"
     version: int = 0
     application_id: int = 0
     tables: tuple[str, ...] = ()
+    why: str = ""  # for "foreign": what shows it is not an archive
 
 
 def inspect_file(path: Path) -> FileInfo:
-    """Read the header and table names; never writes, never leaves a -wal or -shm file.
+    """Read the header and schema; never writes, never leaves a -wal or -shm file.
 
     Without a WAL file the database is opened ``immutable`` (no locks, no side files);
     with one (another connection is using it) ``mode=ro`` reads through that WAL.
@@ -74,28 +73,77 @@ def inspect_file(path: Path) -> FileInfo:
     try:
         uri = f"{path.resolve().as_uri()}?{mode}"
         with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)) as conn:
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            app = int(conn.execute("PRAGMA application_id").fetchone()[0])
-            tables = tuple(
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-                )
-            )
+            return _read(conn)
     except sqlite3.Error as e:
         raise storage_error(path, e, "cannot open archive") from e
-    return FileInfo(_kind(version, app, tables), version, app, tables)
 
 
-def _kind(version: int, app: int, tables: Sequence[str]) -> str:
-    if app == APPLICATION_ID:
-        return "archive"
-    if app == 0 and version == 0 and not tables:
-        return "new"  # an empty SQLite database
-    cap = min(version, SCHEMA_VERSION) if version <= SCHEMA_VERSION else 1
-    needed = {t for since, names in _TABLES_SINCE if since <= cap for t in names}
-    return "archive" if app == 0 and version > 0 and needed <= set(tables) else "foreign"
+def _read(conn: sqlite3.Connection) -> FileInfo:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    objects = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+    ).fetchall()
+    tables = tuple(str(name) for kind, name in objects if kind == "table")
+    if app == 0 and version == 0 and not objects:
+        return FileInfo("new")  # an empty SQLite database
+    views = tuple(str(name) for kind, name in objects if kind == "view")
+    why = _not_an_archive(conn, version, app, tables, views)
+    return FileInfo("foreign" if why else "archive", version, app, tables, why)
+
+
+def _not_an_archive(
+    conn: sqlite3.Connection, version: int, app: int, tables: Sequence[str], views: Sequence[str]
+) -> str:
+    """What shows the file is not an archive; empty for an archive (or a newer one)."""
+    if app == APPLICATION_ID and version > SCHEMA_VERSION:
+        return ""  # a newer podarchive's: refused as such
+    # a version unknown here, or none: every podarchive that wrote one wrote the id too
+    known = app == APPLICATION_ID or (app == 0 and 0 < version <= SCHEMA_VERSION)
+    expected = archive_tables(version) if known and version <= SCHEMA_VERSION else {}
+    if not known or (expected and not set(expected) & set(tables)):
+        return _contents(tables, views) or f"user_version {version}"
+    for table, columns in expected.items():
+        if table not in tables:
+            return f"not the tables of a schema-{version} archive: no {table} table"
+        if _columns(conn, table) != columns:
+            return f"not the tables of a schema-{version} archive: {table} has other columns"
+    return ""
+
+
+def _contents(tables: Sequence[str], views: Sequence[str]) -> str:
+    for kind, names in (("tables", tables), ("views", views)):
+        if names:
+            return f"it has {kind}: " + ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+    return ""
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
+    """The table's column names; none for a virtual table of a module SQLite lacks here."""
+    try:
+        rows = conn.execute("SELECT name FROM pragma_table_info(?)", [table]).fetchall()
+    except sqlite3.OperationalError:
+        return frozenset()
+    return frozenset(str(name) for (name,) in rows)
+
+
+@cache
+def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
+    """The tables of an archive of schema ``version`` and their columns: what migrations 1 to
+    ``version`` make of an empty database (in memory, once a process). Full-text indexes'
+    shadow tables are SQLite's own and left out (the FTS5 tables themselves are in)."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        db = sqlite_utils.Database(conn)
+        for migration in MIGRATIONS[:version]:
+            migration(db)
+        rows = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        ).fetchall()
+        virtual = [name for name, sql in rows if sql.upper().startswith("CREATE VIRTUAL")]
+        names = [n for n, _ in rows if not any(n.startswith(f"{v}_") for v in virtual)]
+        return {name: _columns(conn, name) for name in names}
 
 
 def refusal(path: Path, info: FileInfo) -> StorageError | None:
@@ -103,8 +151,7 @@ def refusal(path: Path, info: FileInfo) -> StorageError | None:
     if info.kind == "not_sqlite":
         reason = "not an SQLite database"
     elif info.kind == "foreign":
-        shown = ", ".join(info.tables[:8]) + (", …" if len(info.tables) > 8 else "")
-        reason = f"it has tables: {shown}" if shown else f"user_version {info.version}"
+        reason = info.why
     elif info.kind == "archive" and info.version > SCHEMA_VERSION:
         return too_new(path, info.version)
     else:

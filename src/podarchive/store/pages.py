@@ -3,7 +3,8 @@
 A page read with notes is archived: its raw body is kept (``documents``, ``page_bodies``)
 and it is re-checked from ``page_recheck_at`` on (issue #12). A re-check that fails, or
 finds no notes, keeps the archived notes and counts ``page_failures``; one whose body is
-the one already kept writes only the page's bookkeeping.
+the one already kept, or reads into the current notes and links (only a CSRF token, a
+timestamp or an ad changed: issue #23), writes only the page's bookkeeping.
 """
 
 from __future__ import annotations
@@ -91,10 +92,13 @@ class PagesMixin(EpisodesMixin):
     ) -> None:
         """Store a page outcome: ``ok``, ``not_modified``, ``empty`` or ``failed``.
 
-        ``body`` is the raw page, kept when it differs from the one kept last; ``recheck_at``
+        ``body`` is the raw page, kept when it differs from the one kept last, unless its
+        notes and links are the current ones (read from a body kept before); ``recheck_at``
         when the page is next due for a re-check (None: not re-checked, e.g. backfill).
         """
         with self.transaction():
+            if status == "ok" and self._same_notes(task, extractor, notes_html, links):
+                body = None  # the body kept before reads into the same notes (reparse)
             document_id = self._keep_page_body(task, body, now)
             recheck = task.status == "ok"  # the page was archived: this is a re-check
             if status == "not_modified":
@@ -129,6 +133,24 @@ class PagesMixin(EpisodesMixin):
                     [status, error, now, document_id, task.episode_id],
                 )
             self._log(records, feed_id=task.feed_id, episode_id=task.episode_id)
+
+    def _same_notes(
+        self, task: PageTask, extractor: str | None, notes_html: str | None, links: Sequence[Link]
+    ) -> bool:
+        """Whether these are the page's current notes and links, and a body of it is kept."""
+        if task.document_id is None:
+            return False
+        current = self.db.execute(
+            "SELECT page_notes_html, page_extractor FROM episodes WHERE id = ?", [task.episode_id]
+        ).fetchone()
+        if current != (notes_html, extractor):
+            return False
+        stored = self.db.execute(
+            "SELECT position, url, text FROM links WHERE episode_id = ? AND source = 'page' "
+            "AND revision_id IS NULL ORDER BY position",
+            [task.episode_id],
+        ).fetchall()
+        return stored == [(link.position, link.url, link.text) for link in links]
 
     def _keep_page_body(self, task: PageTask, body: KeptBody | None, now: str) -> int | None:
         """Keep ``body`` and note when the page served it, unless it is the one kept last."""

@@ -1,8 +1,10 @@
 """Transcript segments: one row per time-coded passage, the old ones kept with their revision.
 
-A transcript whose body changes keeps its earlier segments: they move to a
+A transcript whose segments change keeps its earlier ones: they move to a
 ``transcript_revisions`` row (``revision_id``), like page notes to ``episode_revisions``.
 The full-text index over ``text`` and ``speaker`` ignores that move (schema 8's trigger).
+A body that reads into the current segments (only a ``NOTE`` or a cue id changed) is no
+revision (issue #23, :meth:`TranscriptsMixin._same_segments`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,20 @@ INSERT_SEGMENT = (
 
 class TranscriptsMixin(Connection):
     """The segments of each transcript, written inside the caller's transaction."""
+
+    def _same_segments(self, task: FileTask, parsed: ParsedTranscript | None) -> bool:
+        """Whether ``parsed`` is the transcript's current format and segments, in order."""
+        (stored_format,) = self.db.execute(
+            "SELECT format FROM transcripts WHERE id = ?", [task.file_id]
+        ).fetchone()
+        if parsed is None or parsed.format != stored_format:
+            return False
+        current = self.db.execute(
+            "SELECT start, end, speaker, text FROM transcript_segments WHERE transcript_id = ? "
+            "AND revision_id IS NULL ORDER BY position",
+            [task.file_id],
+        ).fetchall()
+        return current == [(s.start, s.end, s.speaker, s.text) for s in parsed.segments]
 
     def _replace_segments(
         self, task: FileTask, document_id: int, parsed: ParsedTranscript | None, now: str
