@@ -4,9 +4,9 @@ Nothing is written to a file before it is known to be an archive (:func:`check_f
 its header and schema): another program's database, a file that is not SQLite and an
 archive from a newer podarchive are refused untouched (issue #17). An archive is a file
 with ``PRAGMA application_id`` :data:`APPLICATION_ID` (every archive since issue #17; older
-ones have none) whose tables have exactly the columns of its schema version's tables (what
+ones have none) whose tables have at least the columns of its schema version's tables (what
 the migrations up to that version make, :func:`archive_tables`); a user's own extra tables
-are fine. An empty database (no table, no view) becomes an archive (issue #23).
+and columns are fine. An empty database (no table, no view) becomes an archive (issue #23).
 """
 
 from __future__ import annotations
@@ -107,8 +107,10 @@ def _not_an_archive(
     for table, columns in expected.items():
         if table not in tables:
             return f"not the tables of a schema-{version} archive: no {table} table"
-        if _columns(conn, table) != columns:
-            return f"not the tables of a schema-{version} archive: {table} has other columns"
+        missing = sorted(columns - _columns(conn, table))  # columns of one's own are fine
+        if missing:
+            shown = ", ".join(missing[:4]) + (", …" if len(missing) > 4 else "")
+            return f"not the tables of a schema-{version} archive: {table} has no {shown}"
     return ""
 
 
