@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -19,39 +17,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import FAST_ENV
+from commands import invoke, podarchive, query
 from loopback import LoopbackSite, serve_pytorch
 
-from podarchive.cli import cli
 from podarchive.errors import NotAnArchive, SchemaTooNew
 from podarchive.store import APPLICATION_ID, SCHEMA_VERSION, WAL_SIZE_LIMIT, Archive
 
 ARCHIVES = Path(__file__).parent / "fixtures" / "archives"
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def podarchive(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
-    env.update(FAST_ENV)
-    return subprocess.run(
-        [sys.executable, "-m", "podarchive", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(db)) as conn:
-        return conn.execute(sql).fetchall()
 
 
 def archive_of(tmp_path: Path, url: str, name: str = "archive.db") -> Path:

@@ -11,17 +11,14 @@ made by the migrations up to that version, their application id cleared as befor
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FAST_ENV
+from commands import invoke, podarchive, query
 
 import podarchive.store.base as store_base
 from podarchive.cli import cli
@@ -39,30 +36,6 @@ COMMANDS = [
     ["backfill", "--dry-run", FEED],
     ["serve"],
 ]
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def podarchive(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
-    env.update(FAST_ENV)
-    return subprocess.run(
-        [sys.executable, "-m", "podarchive", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(db)) as conn:
-        return conn.execute(sql).fetchall()
 
 
 def snapshot(db: Path) -> tuple[str, int, list[str]]:

@@ -13,21 +13,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from commands import invoke
 from loopback import LoopbackSite
 from test_cli import podarchive
 
-from podarchive.cli import cli
 from podarchive.config import load_schedules
 from podarchive.progress import BarProgress
 
 LONG_URL = "http://127.0.0.1:1/" + "a" * 100_000  # nothing listens on port 1
 FAKE = "podarchive: fake line"
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_a_100_kb_url_gives_short_lines_and_status_json_keeps_it_whole(tmp_path: Path) -> None:

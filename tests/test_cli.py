@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import FAST_ENV
+from commands import invoke, podarchive
 from loopback import LoopbackSite
 
 from podarchive import __version__
 from podarchive.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def count(db: Path, table: str) -> int:
@@ -293,20 +284,6 @@ def test_add_refuses_a_page_without_a_feed(tmp_path: Path, site: LoopbackSite) -
 
 
 # real processes ----------------------------------------------------------------------------
-
-
-def podarchive(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODARCHIVE_")}
-    env.update(FAST_ENV)
-    return subprocess.run(
-        [sys.executable, "-m", "podarchive", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_subprocess_run_then_run_again(tmp_path: Path, pytorch_feed: str) -> None:

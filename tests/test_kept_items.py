@@ -18,10 +18,8 @@ from typing import Any
 
 import feedparser
 import pytest
-from click.testing import CliRunner
+from commands import invoke
 from loopback import LoopbackSite
-
-from podarchive.cli import cli
 
 ENTRIES = "".join(
     f"<entry><id>urn:wrapped:{i}</id><title>Episode {i}</title>"
@@ -56,11 +54,6 @@ LOST = (
     "kept 2 of the 4 items feedparser read: 1 inside an extension element, "
     "1 repeating an earlier item's episode key"
 )
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def run(url: str, db: Path) -> tuple[int, str, str]:

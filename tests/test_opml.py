@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from commands import invoke
 from hypothesis import given
 from hypothesis import strategies as st
 from loopback import FIXTURES, LoopbackSite
@@ -42,11 +43,6 @@ NOW = datetime(2026, 12, 2, 12, 0, 5, tzinfo=UTC)
 PYTORCH = "https://feeds.simplecast.com/OB5FkIl8"
 CAFE = "https://example.org/caf%C3%A9/feed.xml?a=1&b=2"
 ODD_NAME = 'Tom & Jerry\'s "Show" <live>'
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def opml(*outlines: str, version: str = "2.0") -> bytes:

@@ -23,11 +23,10 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from commands import invoke
 from conftest import FAST_ENV
 from test_tags_archive import Element, TagRow, current_tags, own_text, qname, read_feed
 
-from podarchive.cli import cli
 from podarchive.config import FeedSchedule
 from podarchive.run import update_feeds
 from podarchive.settings import Settings
@@ -44,11 +43,6 @@ def copy_v7(tmp_path: Path) -> Path:
     path = tmp_path / "archive.db"
     shutil.copy(V7, path)
     return path
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def podarchive(*args: str) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from archive_rows import every_row, schema
 
 from podarchive.store import APPLICATION_ID, Archive, check_archive
 from podarchive.store import base as store_base
@@ -52,21 +53,6 @@ def copy_v10(tmp_path: Path) -> Path:
     path = tmp_path / "archive.db"
     shutil.copy(V10, path)
     return path
-
-
-def every_row(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table (FTS shadow tables too), in a stable order."""
-    tables = [
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%_fts'"
-        )
-    ]
-    return {t: sorted(conn.execute(f"SELECT * FROM [{t}]").fetchall(), key=repr) for t in tables}
-
-
-def schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str | None]:
-    return {(t, n): sql for t, n, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")}
 
 
 def plan(conn: sqlite3.Connection, sql: str, params: list[Any]) -> str:

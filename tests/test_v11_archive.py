@@ -14,9 +14,9 @@ import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 import pytest
+from archive_rows import every_row, schema
 from click.testing import CliRunner
 from loopback import LoopbackSite
 from test_kept_items import LOSSY, LOST
@@ -35,21 +35,6 @@ def copy_v11(tmp_path: Path) -> Path:
     path = tmp_path / "archive.db"
     shutil.copy(V11, path)
     return path
-
-
-def every_row(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table (FTS shadow tables too), in a stable order."""
-    tables = [
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%_fts'"
-        )
-    ]
-    return {t: sorted(conn.execute(f"SELECT * FROM [{t}]").fetchall(), key=repr) for t in tables}
-
-
-def schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str | None]:
-    return {(t, n): sql for t, n, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")}
 
 
 def test_the_fixture_is_what_its_readme_says() -> None:
