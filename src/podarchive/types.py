@@ -186,6 +186,22 @@ class PageNotes:
     text: str  # the notes as plain text
     links: tuple[Link, ...]
     extractor: str  # which extractor found them: "simplecast", "generic", ...
+    # How they were found (issue #24); left out of equality, so older comparisons hold.
+    #: "feed-match", "json-ld", "app-state", "platform:<name>", "simplecast", "generic"
+    method: str = field(default="", compare=False)
+    evidence: str = field(default="", compare=False)  # a short account of what matched
+    confidence: float = field(default=0.0, compare=False)  # 0..1: how sure the extractor is
+    #: The page's own transcript, kept out of the notes; None when the page shows none.
+    transcript: tuple[PageTranscriptSegment, ...] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PageTranscriptSegment:
+    """One line of a transcript shown on an episode page."""
+
+    start: float | None  # seconds from the start, where the page gives a time
+    text: str
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

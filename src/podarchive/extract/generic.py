@@ -20,6 +20,7 @@ every page, so it comes last.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
@@ -30,7 +31,9 @@ from podarchive.extract.markup import inner_html
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS, text_of
-from podarchive.types import PageNotes
+from podarchive.extract.transcript import cut_transcript
+from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines, split_siblings
+from podarchive.types import PageNotes, PageTranscriptSegment
 
 NAME = "generic"
 #: Generic notes with fewer characters of text outside links than this are "no notes".
@@ -56,13 +59,45 @@ def notes(page: Page) -> PageNotes | None:
     if body is None:
         body = page.soup
     remove_boilerplate(body)
+    transcript = cut_transcript(body)
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
         return None
-    block = _narrowed(block, stats)
-    html = inner_html(block).strip()
-    return PageNotes(html, text_of(block), links_in(block, page.base_url), NAME)
+    parts = split_siblings(_narrowed(block, stats))
+    for part in parts:
+        drop_furniture_lines(part)
+    cut_post_furniture(parts[-1])
+    return notes_of(parts, page.base_url, NAME, transcript=transcript)
+
+
+def notes_of(
+    parts: list[Tag],
+    base_url: str | None,
+    name: str,
+    *,
+    transcript: tuple[PageTranscriptSegment, ...] | None = None,
+) -> PageNotes:
+    """The notes that ``parts`` (one block, or the siblings of a split one) hold."""
+    if len(parts) == 1:
+        block = parts[0]
+        html, text, links = inner_html(block).strip(), text_of(block), links_in(block, base_url)
+    else:
+        html = "".join(inner_html(part).strip() for part in parts)
+        text = "\n\n".join(filter(None, (text_of(part) for part in parts)))
+        found = [link for part in parts for link in links_in(part, base_url)]
+        links = tuple(replace(link, position=i) for i, link in enumerate(found))
+    evidence = "main block" if len(parts) == 1 else f"main block split in {len(parts)}"
+    return PageNotes(
+        html,
+        text,
+        links,
+        name,
+        method=name,
+        evidence=evidence,
+        confidence=0.5,
+        transcript=transcript,
+    )
 
 
 class _TextStats(NamedTuple):

@@ -1,0 +1,98 @@
+"""Tidying the chosen notes block: furniture lines dropped, post furniture cut, split notes joined.
+
+* :func:`drop_furniture_lines` — elements whose whole text is a label that is never notes
+  ("Advertisement", "Podcast: Play in new window | Download"), and lines that only hold media
+  links (a bare ``….mp3`` URL, "Download: mp3").
+* :func:`cut_post_furniture` — the block's children from the first one that opens the post's
+  furniture ("Download:", "Tags:", "Published on", "Related episodes", "Cite this episode", …),
+  once prose came before it.
+* :func:`split_siblings` — the block's siblings that continue it: same element and first class,
+  with only empty siblings (an embed, an image) between (notes split by a player).
+"""
+
+from __future__ import annotations
+
+import re
+
+from bs4.element import Tag
+
+from podarchive.extract.soup import attr, child_tags, collapse, tags
+
+#: Whole texts of elements that are never notes.
+FURNITURE_TEXT_RE = re.compile(
+    r"(advertisement|anzeige|werbung|publicidad|publicité|sponsored|bild vergrößern|enlarge"
+    r"|podcast:\s*play in new window(\s*\|\s*download)?(\s*\(.*\))?(\s*\|\s*embed)?"
+    r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed)",
+    re.I,
+)
+#: How an element that opens the post's furniture (after the notes) starts.
+POST_FURNITURE_RE = re.compile(
+    r"(downloads?|herunterladen|descargar|tags|schlagwörter|schlagworte|etiquetas|filed under"
+    r"|categories|kategorien?|categorías|share this|teilen mit|compartir)\s*:"
+    r"|(published on|posted on|veröffentlicht am|publicado el|mehr zum thema|related episodes"
+    r"|related posts|more episodes|weitere folgen|diese folge zitieren|cite this episode)\b",
+    re.I,
+)
+MEDIA_URL_RE = re.compile(
+    r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
+)
+_LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
+_MIN_PROSE_BEFORE = 40
+
+
+def drop_furniture_lines(block: Tag) -> None:
+    """Remove the furniture lines under ``block`` (see the module docstring)."""
+    doomed = [tag for tag in tags(block, *_LINE_TAGS) if _is_furniture_line(tag)]
+    for tag in doomed:
+        if tag.parent is not None:
+            tag.extract()
+
+
+def _is_furniture_line(tag: Tag) -> bool:
+    text = collapse(tag.get_text())
+    if not text:
+        return False
+    if FURNITURE_TEXT_RE.fullmatch(text):
+        return True
+    if MEDIA_URL_RE.match(text):
+        return True
+    anchors = [a for a in tags(tag, "a") if attr(a, "href")]
+    if not anchors or not all(MEDIA_URL_RE.match(attr(a, "href").strip()) for a in anchors):
+        return False
+    outside = len(text) - sum(len(collapse(a.get_text())) for a in anchors)
+    return outside <= 16  # "Download: mp3 (30 MB)"
+
+
+def cut_post_furniture(block: Tag) -> None:
+    """Remove the block's children from the first that opens the post's furniture on."""
+    prose = 0
+    children = child_tags(block)
+    for index, child in enumerate(children):
+        text = collapse(child.get_text())
+        if prose >= _MIN_PROSE_BEFORE and POST_FURNITURE_RE.match(text):
+            for doomed in children[index:]:
+                doomed.extract()
+            return
+        prose += len(text)
+
+
+def split_siblings(block: Tag) -> list[Tag]:
+    """``block`` and the siblings that continue it (see the module docstring), in order."""
+    parent = block.parent
+    if parent is None or block.name != "div" or not attr(block, "class"):
+        return [block]
+    signature = (block.name, attr(block, "class").split()[0])
+    siblings = child_tags(parent)
+    index = next(i for i, sibling in enumerate(siblings) if sibling is block)
+    run = [block]
+    for step in (-1, 1):
+        position = index + step
+        while 0 <= position < len(siblings):
+            sibling = siblings[position]
+            if (sibling.name, (attr(sibling, "class").split() or [""])[0]) == signature:
+                if collapse(sibling.get_text()):
+                    run = [*run, sibling] if step > 0 else [sibling, *run]
+            elif collapse(sibling.get_text()):
+                break
+            position += step
+    return run
