@@ -20,20 +20,19 @@ every page, so it comes last.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
+from podarchive.extract.assemble import checked_against, from_feed, notes_of, tidied
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
-from podarchive.extract.links import links_in
-from podarchive.extract.markup import inner_html
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
-from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS, text_of
+from podarchive.extract.structured import has_structured_data, structured_description
+from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
-from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines, split_siblings
-from podarchive.types import PageNotes, PageTranscriptSegment
+from podarchive.extract.trim import split_siblings
+from podarchive.types import PageNotes
 
 NAME = "generic"
 #: Generic notes with fewer characters of text outside links than this are "no notes".
@@ -58,46 +57,25 @@ def notes(page: Page) -> PageNotes | None:
     body = page.soup.body
     if body is None:
         body = page.soup
+    feed = page.feed_notes
+    described = None
+    if not feed and has_structured_data(page.text):
+        described = structured_description(page.soup, page.url)  # before the scripts go
     remove_boilerplate(body)
     transcript = cut_transcript(body)
+    if feed:
+        found = from_feed(body, feed, page.base_url, transcript)
+        if found is not None:
+            return found
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
         return None
-    parts = split_siblings(_narrowed(block, stats))
-    for part in parts:
-        drop_furniture_lines(part)
-    cut_post_furniture(parts[-1])
-    return notes_of(parts, page.base_url, NAME, transcript=transcript)
-
-
-def notes_of(
-    parts: list[Tag],
-    base_url: str | None,
-    name: str,
-    *,
-    transcript: tuple[PageTranscriptSegment, ...] | None = None,
-) -> PageNotes:
-    """The notes that ``parts`` (one block, or the siblings of a split one) hold."""
-    if len(parts) == 1:
-        block = parts[0]
-        html, text, links = inner_html(block).strip(), text_of(block), links_in(block, base_url)
-    else:
-        html = "".join(inner_html(part).strip() for part in parts)
-        text = "\n\n".join(filter(None, (text_of(part) for part in parts)))
-        found = [link for part in parts for link in links_in(part, base_url)]
-        links = tuple(replace(link, position=i) for i, link in enumerate(found))
-    evidence = "main block" if len(parts) == 1 else f"main block split in {len(parts)}"
-    return PageNotes(
-        html,
-        text,
-        links,
-        name,
-        method=name,
-        evidence=evidence,
-        confidence=0.5,
-        transcript=transcript,
-    )
+    parts = tidied(split_siblings(_narrowed(block, stats)))
+    found = notes_of(parts, page.base_url, NAME, transcript=transcript)
+    if described is not None:
+        return checked_against(found, parts, described, page.base_url)
+    return found
 
 
 class _TextStats(NamedTuple):

@@ -52,6 +52,9 @@ PLATFORM_FURNITURE: dict[str, tuple[str, ...]] = {
         "share-dialog*",
         "paywall*",
         "footer-wrap",
+        "post-title",
+        "meta-author*",
+        "post-preview*",
     ),
     "wordpress.com": (
         "sharedaddy",

@@ -36,16 +36,49 @@ POST_FURNITURE_RE = re.compile(
 MEDIA_URL_RE = re.compile(
     r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
 )
+#: Classes of teaser cards (other episodes, other articles).
+CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
+_CARD_HEADINGS = ("h2", "h3", "h4", "h5")
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
 _MIN_PROSE_BEFORE = 40
 
 
 def drop_furniture_lines(block: Tag) -> None:
-    """Remove the furniture lines under ``block`` (see the module docstring)."""
-    doomed = [tag for tag in tags(block, *_LINE_TAGS) if _is_furniture_line(tag)]
+    """Remove the furniture lines under ``block`` (see the module docstring), teaser cards of
+    other pages and tables of contents of in-page anchors.
+    """
+    doomed = [
+        tag
+        for tag in tags(block, *_LINE_TAGS, "section", "ul", "ol")
+        if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
+    ]
     for tag in doomed:
         if tag.parent is not None:
             tag.extract()
+
+
+def _is_card(tag: Tag) -> bool:
+    """A teaser card: its class says so and its heading is a link to elsewhere."""
+    if tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
+        return False
+    heading = tag.find(_CARD_HEADINGS)
+    return isinstance(heading, Tag) and heading.find("a") is not None
+
+
+def _is_contents(tag: Tag) -> bool:
+    """A list of in-page anchors only (a table of contents), with the heading it has."""
+    if tag.name not in ("ul", "ol"):
+        return False
+    anchors = list(tags(tag, "a"))
+    if not anchors or not all(attr(a, "href").startswith("#") for a in anchors):
+        return False
+    inside = sum(len(collapse(a.get_text())) for a in anchors)
+    if inside < 0.9 * len(collapse(tag.get_text())):
+        return False
+    heading = tag.find_previous_sibling()
+    if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+        heading.extract()
+    return True
 
 
 def _is_furniture_line(tag: Tag) -> bool:
