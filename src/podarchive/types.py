@@ -422,6 +422,21 @@ class PageTask:
     first_seen_at: str | None = None
     failures: int = 0  # consecutive failed re-checks
     document_id: int | None = None  # the page body archived last
+    feed_notes: str | None = None  # the episode's notes in its feed (HTML), to find the page's
+
+
+@dataclass(frozen=True, slots=True)
+class PageHow:
+    """How a page's notes were found, as stored beside them (issue #24)."""
+
+    method: str
+    evidence: str
+    confidence: float
+    transcript: tuple[PageTranscriptSegment, ...] | None = None
+
+    @classmethod
+    def of(cls, notes: PageNotes) -> PageHow:
+        return cls(notes.method, notes.evidence, notes.confidence, notes.transcript)
 
 
 @dataclass(frozen=True, slots=True)
