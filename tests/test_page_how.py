@@ -1,0 +1,147 @@
+"""Issue #24, around the extractor: a page is read with its episode's feed notes; each page
+row says how its notes were found (method, evidence, confidence); a transcript shown on the
+page is a transcript (``transcripts`` row of format "page", time-coded, searchable), never
+the notes; ``reparse`` re-reads the kept bodies the same way, without the network.
+
+A loopback podcast of one episode whose page carries the feed's notes amid furniture, and a
+time-coded transcript; everything goes through the command line.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from commands import invoke, query
+from loopback import LoopbackSite
+
+from podarchive.store import PAGE_FORMAT
+
+LINES = [
+    (0, "Ada", "Welcome back to Loopback Talks, where we take apart a kernel dispatcher."),
+    (65, "Grace", "Today we follow one tensor from Python all the way down to the kernel."),
+    (754, "Ada", "And that was the lightning round; thanks for listening to the whole thing."),
+]
+TRANSCRIPT = "".join(
+    f"<p>[{s // 60:02d}:{s % 60:02d}] {who}: {text} {text}</p>\n" for s, who, text in LINES
+)
+FEED_NOTES = (
+    "<p>How the dispatcher picks a kernel, from the Python call to the CUDA launch. "
+    'See <a href="https://example.org/paper">the dispatcher paper</a>.</p>'
+)
+PAGE = f"""<!doctype html><html><head><title>Dispatch</title></head><body>
+<nav><a href="/">Home</a> <a href="/about">About</a> <a href="/archive">Archive</a></nav>
+<main><article><h1>Dispatch</h1>
+<div class="entry">{FEED_NOTES}
+<p>Extra on the page: <a href="https://example.org/code">the code</a>.</p></div>
+<section class="episode-transcript"><h2>Transcript</h2>
+{TRANSCRIPT}</section>
+</article></main><footer>Loopback Talks · <a href="/privacy">Privacy</a></footer></body></html>"""
+
+
+def feed_xml(base: str, title: str = "Dispatch") -> str:
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0"><channel><title>Loopback Talks</title><link>{base}/</link>
+<description>Talks.</description>
+<item><title>{title}</title><guid>ep1</guid><link>{base}/ep1</link>
+<pubDate>Mon, 30 Nov 2026 10:00:00 GMT</pubDate>
+<description><![CDATA[{FEED_NOTES}]]></description></item>
+</channel></rss>"""
+
+
+@pytest.fixture
+def db(site: LoopbackSite, tmp_path: Path) -> Path:
+    site.serve("/feed.xml", feed_xml(site.url("")), etag='"feed-1"')
+    site.serve("/ep1", PAGE, content_type="text/html; charset=utf-8")
+    path = tmp_path / "archive.db"
+    run(site, path)
+    return path
+
+
+def run(site: LoopbackSite, db: Path, *extra: str) -> None:
+    code, _, err = invoke(
+        "run", site.url("/feed.xml"), "--db", str(db), "--allow-private-hosts", *extra
+    )
+    assert (code, err) == (0, "")
+
+
+def page_transcript(db: Path) -> list[tuple[object, ...]]:
+    return query(
+        db,
+        "SELECT s.start, s.speaker, s.text FROM transcript_segments s JOIN transcripts t "
+        f"ON t.id = s.transcript_id WHERE t.format = '{PAGE_FORMAT}' AND s.revision_id IS NULL "
+        "ORDER BY s.position",
+    )
+
+
+def test_the_page_row_says_how_its_notes_were_found(db: Path) -> None:
+    ((method, evidence, confidence, text),) = query(
+        db, "SELECT page_method, page_evidence, page_confidence, page_notes_text FROM episodes"
+    )
+    assert method == "feed-match"  # found by the feed's notes
+    assert evidence
+    assert 0.5 <= confidence <= 1.0
+    assert "How the dispatcher picks a kernel" in text
+    assert "lightning round" not in text  # the transcript is not the notes
+
+
+def test_an_on_page_transcript_is_a_time_coded_searchable_transcript(db: Path) -> None:
+    segments = page_transcript(db)
+    assert [(start, who) for start, who, _ in segments] == [(s, w) for s, w, _ in LINES]
+    assert segments[1][2].startswith("Today we follow one tensor")
+    ((url, status, fmt, items, due),) = query(
+        db, "SELECT url, status, format, items, next_check_at FROM transcripts"
+    )
+    assert (url.endswith("/ep1"), status, fmt, items, due) == (True, "ok", PAGE_FORMAT, 3, None)
+    found = query(
+        db,
+        "SELECT s.start FROM transcript_segments_fts f JOIN transcript_segments s "
+        "ON s.id = f.rowid WHERE transcript_segments_fts MATCH 'tensor'",
+    )
+    assert found == [(65.0,)]
+
+
+def test_the_feed_writing_the_episode_again_keeps_the_page_transcript_listed(
+    db: Path, site: LoopbackSite
+) -> None:
+    site.serve("/feed.xml", feed_xml(site.url(""), title="Dispatch, revised"), etag='"feed-2"')
+    run(site, db)
+    assert query(db, "SELECT title FROM episodes") == [("Dispatch, revised",)]
+    assert query(db, "SELECT unlisted_at FROM transcripts") == [(None,)]
+    assert len(page_transcript(db)) == 3
+
+
+def test_a_recheck_with_the_same_transcript_makes_no_revision(db: Path, site: LoopbackSite) -> None:
+    site.serve("/ep1", PAGE.replace("Privacy", "Your privacy"), content_type="text/html")
+    run(site, db, "--recheck-pages")
+    assert query(db, "SELECT count(*) FROM transcript_revisions") == [(0,)]
+    assert len(page_transcript(db)) == 3
+
+
+def test_a_changed_transcript_keeps_the_earlier_one_as_a_revision(
+    db: Path, site: LoopbackSite
+) -> None:
+    site.serve("/ep1", PAGE.replace("lightning round", "speed round"), content_type="text/html")
+    run(site, db, "--recheck-pages")
+    assert query(db, "SELECT format, items FROM transcript_revisions") == [(PAGE_FORMAT, 3)]
+    assert "speed round" in str(page_transcript(db)[2][2])
+
+
+def test_reparse_rebuilds_how_and_the_transcript_without_the_network(
+    db: Path, site: LoopbackSite
+) -> None:
+    how = "SELECT page_method, page_evidence, page_confidence FROM episodes"
+    expected = query(db, how), page_transcript(db)
+    with closing(sqlite3.connect(db)) as conn, conn:  # as a page read before schema 13 is
+        conn.execute(
+            "UPDATE episodes SET page_method = NULL, page_evidence = NULL, page_confidence = NULL"
+        )
+        conn.execute("DELETE FROM transcript_segments")
+        conn.execute("DELETE FROM transcripts")
+    asked = len(site.requests)
+    code, out, err = invoke("reparse", "--db", str(db))
+    assert (code, err, len(site.requests)) == (0, "", asked)
+    assert "1 page re-read (1 changed" in out
+    assert (query(db, how), page_transcript(db)) == expected
