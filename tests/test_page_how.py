@@ -9,6 +9,7 @@ time-coded transcript; everything goes through the command line.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -18,6 +19,7 @@ from commands import invoke, query
 from loopback import LoopbackSite
 
 from podarchive.store import PAGE_FORMAT
+from podarchive.types import LOW_CONFIDENCE
 
 LINES = [
     (0, "Ada", "Welcome back to Loopback Talks, where we take apart a kernel dispatcher."),
@@ -145,3 +147,18 @@ def test_reparse_rebuilds_how_and_the_transcript_without_the_network(
     assert (code, err, len(site.requests)) == (0, "", asked)
     assert "1 page re-read (1 changed" in out
     assert (query(db, how), page_transcript(db)) == expected
+
+
+def test_status_counts_the_pages_whose_notes_were_low_confidence(db: Path) -> None:
+    code, out, _ = invoke("status", "--json", "--db", str(db))
+    assert (code, [f["pages_low_confidence"] for f in json.loads(out)["feeds"]]) == (0, [0])
+    assert "low confidence" not in invoke("status", "--db", str(db))[1]
+    with closing(sqlite3.connect(db)) as conn, conn:  # as the extractor rated a poor page
+        conn.execute(f"UPDATE episodes SET page_confidence = {LOW_CONFIDENCE - 0.01}")
+    code, out, _ = invoke("status", "--json", "--db", str(db))
+    assert (code, [f["pages_low_confidence"] for f in json.loads(out)["feeds"]]) == (0, [1])
+    lines = [line for line in invoke("status", "--db", str(db))[1].splitlines() if "low" in line]
+    assert lines == [
+        "low confidence: Loopback Talks: 1 page whose notes were found with a confidence "
+        "below 0.5 (episodes.page_evidence says why)"
+    ]

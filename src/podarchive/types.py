@@ -425,6 +425,10 @@ class PageTask:
     feed_notes: str | None = None  # the episode's notes in its feed (HTML), to find the page's
 
 
+#: Page notes found with less confidence than this are counted by ``podarchive status``.
+LOW_CONFIDENCE = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class PageHow:
     """How a page's notes were found, as stored beside them (issue #24)."""
