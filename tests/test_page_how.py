@@ -9,7 +9,9 @@ time-coded transcript; everything goes through the command line.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 from commands import invoke, query
 from loopback import LoopbackSite
 
+from podarchive.serve import make_datasette
 from podarchive.store import PAGE_FORMAT
 from podarchive.types import LOW_CONFIDENCE
 
@@ -162,3 +165,29 @@ def test_status_counts_the_pages_whose_notes_were_low_confidence(db: Path) -> No
         "low confidence: Loopback Talks: 1 page whose notes were found with a confidence "
         "below 0.5 (episodes.page_evidence says why)"
     ]
+
+
+def episode_page(db: Path) -> str:
+    async def fetch() -> str:
+        response = await make_datasette(db).client.get("/archive/episodes/1")
+        assert response.status_code == 200
+        return str(response.text)
+
+    return asyncio.run(fetch())
+
+
+def test_the_episode_page_shows_how_the_page_notes_were_found(db: Path) -> None:
+    with closing(sqlite3.connect(db)) as conn, conn:  # hostile evidence is shown as text
+        conn.execute("UPDATE episodes SET page_evidence = '<b>matched</b> 41 of 41 words'")
+    html = episode_page(db)
+    section = html[html.index('id="page-notes"') :]
+    (how,) = re.findall(r'<p class="archive-aside page-how">(.*?)</p>', section)
+    assert how == (
+        "Found by <code>feed-match</code>: &lt;b&gt;matched&lt;/b&gt; 41 of 41 words "
+        f"(confidence {query(db, 'SELECT page_confidence FROM episodes')[0][0]:.2f})."
+    )
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE episodes SET page_confidence = 0.25")
+    assert "(confidence 0.25, low)." in episode_page(db)
+    # the feed's file transcripts come first; the page's own one is shown when it is the only
+    assert "Today we follow one tensor" in html
