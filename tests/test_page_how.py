@@ -14,14 +14,16 @@ import json
 import re
 import sqlite3
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from commands import invoke, query
 from loopback import LoopbackSite
 
+from podarchive.pages import pages_due
 from podarchive.serve import make_datasette
-from podarchive.store import PAGE_FORMAT
+from podarchive.store import PAGE_FORMAT, Archive
 from podarchive.types import LOW_CONFIDENCE
 
 LINES = [
@@ -131,6 +133,7 @@ def test_a_changed_transcript_keeps_the_earlier_one_as_a_revision(
     site.serve("/ep1", PAGE.replace("lightning round", "speed round"), content_type="text/html")
     run(site, db, "--recheck-pages")
     assert query(db, "SELECT format, items FROM transcript_revisions") == [(PAGE_FORMAT, 3)]
+    assert query(db, "SELECT page_method FROM episodes") == [("feed-match",)]  # re-checked too
     assert "speed round" in str(page_transcript(db)[2][2])
 
 
@@ -191,3 +194,16 @@ def test_the_episode_page_shows_how_the_page_notes_were_found(db: Path) -> None:
     assert "(confidence 0.25, low)." in episode_page(db)
     # the feed's file transcripts come first; the page's own one is shown when it is the only
     assert "Today we follow one tensor" in html
+
+
+def test_every_page_task_carries_its_episodes_feed_notes(db: Path) -> None:
+    """New, failed and re-checked pages (run) and backfill's: the extractor gets the notes."""
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    with Archive(db) as archive:
+        (recheck,) = pages_due(archive, 1, now, everything=True)
+        assert (recheck.status, recheck.feed_notes) == ("ok", FEED_NOTES)
+        archive.db.execute("UPDATE episodes SET page_status = 'failed', page_attempts = 1")
+        (fresh,) = pages_due(archive, 1, now, failed_now=True)
+        assert (fresh.status, fresh.feed_notes) == ("failed", FEED_NOTES)
+        ((backfill, key),) = archive.backfill_page_tasks(1, None)
+        assert (key, backfill.feed_notes) == ("guid:ep1", FEED_NOTES)
