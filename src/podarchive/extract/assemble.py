@@ -14,9 +14,10 @@ from podarchive.extract.guided import (
     find_span,
     is_teaser,
     reference_tokens,
+    span_anchors,
     tokens,
 )
-from podarchive.extract.links import extract_links, links_in
+from podarchive.extract.links import anchors_of, extract_links, links_in, links_of
 from podarchive.extract.markup import inner_html
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
@@ -24,6 +25,7 @@ from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines
 from podarchive.types import PageNotes, PageTranscriptSegment
 from podarchive.urls import domain_of
 
+_LABELS = {"json-ld": "JSON-LD", "open-graph": "og:description", "feed-match": "feed's notes"}
 Transcript = tuple[PageTranscriptSegment, ...] | None
 
 
@@ -86,6 +88,7 @@ def from_feed(
         evidence=f"page block holds {span.coverage:.0%} of the feed's notes",
         confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
     )
+    found = replace(found, links=links_of(anchors_of(span_anchors(parts, span)), base_url))
     if is_teaser(tokens(found.text), reference):
         return _from_reference(found, feed_notes, base_url, "feed-match", "the feed's notes")
     return found
@@ -97,7 +100,7 @@ def checked_against(
     """``found``, unless the page only shows the start of the structured description."""
     reference = reference_tokens(described.text)
     if is_teaser(tokens(found.text), reference):
-        label = "JSON-LD" if described.method == "json-ld" else "og:description"
+        label = _LABELS.get(described.method, described.method)
         return _from_reference(found, described.text, base_url, described.method, label)
     return replace(found, confidence=0.6 if _inside(found.text, reference) else 0.4)
 

@@ -28,7 +28,11 @@ from podarchive.extract.assemble import checked_against, from_feed, notes_of, ti
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
-from podarchive.extract.structured import has_structured_data, structured_description
+from podarchive.extract.structured import (
+    Described,
+    has_structured_data,
+    structured_description,
+)
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
 from podarchive.extract.trim import split_siblings
@@ -67,6 +71,7 @@ def notes(page: Page) -> PageNotes | None:
         found = from_feed(body, feed, page.base_url, transcript)
         if found is not None:
             return found
+        described = Described("feed-match", feed)  # no block carries it: a teaser, or none
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
