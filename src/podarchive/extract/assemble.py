@@ -106,9 +106,9 @@ def checked_against(
 
 
 def _inside(text: str, reference: list[str]) -> bool:
-    wanted = set(reference)
-    found = tokens(text)
-    return bool(found) and sum(token in wanted for token in found) >= 0.6 * len(found)
+    """Whether the page block holds nearly all the reference's words."""
+    found = set(tokens(text))
+    return bool(reference) and sum(token in found for token in reference) >= 0.8 * len(reference)
 
 
 def _from_reference(

@@ -114,8 +114,8 @@ def _segments(part: Tag) -> list[PageTranscriptSegment]:
     segments: list[PageTranscriptSegment] = []
     for block in blocks:
         text = collapse(text_of(block))
-        if not text:
-            continue
+        if not text or (len(text) <= 60 and _says_transcript(text)):
+            continue  # empty, or the transcript's own heading
         start: float | None = None
         if match := _TIME_RE.match(text):
             start = _seconds(match[1])

@@ -41,6 +41,8 @@ CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
 _MIN_PROSE_BEFORE = 40
+#: How many single-child wrappers up :func:`split_siblings` looks for a split block's siblings.
+WRAPPER_LEVELS = 3
 
 
 def drop_furniture_lines(block: Tag) -> None:
@@ -110,7 +112,27 @@ def cut_post_furniture(block: Tag) -> None:
 
 
 def split_siblings(block: Tag) -> list[Tag]:
-    """``block`` and the siblings that continue it (see the module docstring), in order."""
+    """``block`` and the siblings that continue it (see the module docstring), in order.
+
+    The block may sit alone in wrappers: the siblings of each wrapper up to
+    :data:`WRAPPER_LEVELS` levels are looked at too.
+    """
+    node = block
+    for _ in range(WRAPPER_LEVELS):
+        run = _continued(node)
+        if len(run) > 1:
+            return run
+        parent = node.parent
+        if parent is None or parent.name in ("body", "html", "main", "article"):
+            break
+        if len(child_tags(parent)) != 1:
+            break
+        node = parent
+    return [block]
+
+
+def _continued(block: Tag) -> list[Tag]:
+    """``block`` and its siblings of the same element and first class, empty ones skipped."""
     parent = block.parent
     if parent is None or block.name != "div" or not attr(block, "class"):
         return [block]
