@@ -311,3 +311,21 @@ def test_old_call_and_equality_hold() -> None:
     assert notes == PageNotes(notes.html, notes.text, notes.links, "generic")
     assert notes.method == "generic"
     assert 0.0 <= notes.confidence <= 1.0
+
+
+def test_question_overview_of_in_page_anchors_is_dropped() -> None:
+    overview = "<h3>The questions of this episode</h3>" + "".join(
+        f"<p><a href='#q{n}'><strong>Question number {n} about the lamps?</strong></a></p>"
+        for n in range(3)
+    )
+    notes = notes_of(article(f"<p>{PROSE}</p>{overview}"))
+    assert notes.text == PROSE
+
+
+def test_a_box_emptied_of_its_cards_goes_too() -> None:
+    box = (
+        "<div class='contentbox'><div class='boxhead'>More news</div><div class='teaser'>"
+        "<h2><a href='/news/1'>A news item elsewhere</a></h2><p>Its teaser text.</p></div></div>"
+    )
+    notes = notes_of(article(f"<p>{PROSE}</p>{box}"))
+    assert notes.text == PROSE

@@ -39,6 +39,8 @@ MEDIA_URL_RE = re.compile(
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+#: A box left with no more text than this once its cards are gone is their heading alone.
+_BOX_HEADING_CHARS = 60
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
 _MIN_PROSE_BEFORE = 40
 #: How many single-child wrappers up :func:`split_siblings` looks for a split block's siblings.
@@ -54,9 +56,52 @@ def drop_furniture_lines(block: Tag) -> None:
         for tag in tags(block, *_LINE_TAGS, "section", "ul", "ol")
         if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
     ]
+    doomed += _contents_paragraphs(block)
     for tag in doomed:
-        if tag.parent is not None:
-            tag.extract()
+        parent = tag.parent
+        if parent is None:
+            continue
+        tag.extract()
+        if _is_card(tag):
+            _drop_emptied(parent, block)
+
+
+def _drop_emptied(parent: Tag, block: Tag) -> None:
+    """Remove the boxes a card leaves with only their heading ("More news") in them."""
+    for _ in range(3):
+        if parent is block or len(collapse(parent.get_text())) > _BOX_HEADING_CHARS:
+            return
+        above = parent.parent
+        parent.extract()
+        if above is None:
+            return
+        parent = above
+
+
+def _contents_paragraphs(block: Tag) -> list[Tag]:
+    """Runs of two or more sibling paragraphs that are each one in-page anchor, with the heading
+    before each run: a question overview, a table of contents."""
+    found: list[Tag] = []
+    for parent in [block, *tags(block)]:
+        run: list[Tag] = []
+        for child in [*child_tags(parent), None]:
+            if child is not None and child.name == "p" and _only_in_page_anchor(child):
+                run.append(child)
+                continue
+            if len(run) >= 2:
+                heading = run[0].find_previous_sibling()
+                if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+                    found.append(heading)
+                found += run
+            run = []
+    return found
+
+
+def _only_in_page_anchor(paragraph: Tag) -> bool:
+    anchors = list(tags(paragraph, "a"))
+    if len(anchors) != 1 or not attr(anchors[0], "href").startswith("#"):
+        return False
+    return collapse(anchors[0].get_text()) == collapse(paragraph.get_text())
 
 
 def _is_card(tag: Tag) -> bool:
