@@ -294,7 +294,7 @@ def test_json_ld_that_matches_the_page_leaves_the_block() -> None:
     notes = extract_page(page(article(f"<p>{PROSE}</p><p>{MORE}</p>"), head), URL)
     assert notes.method == "generic"
     assert notes.text == f"{PROSE}\n\n{MORE}"
-    assert notes.confidence == 0.6
+    assert notes.confidence == 0.7
 
 
 def test_app_state_shownotes_keep_their_links() -> None:
@@ -329,3 +329,23 @@ def test_a_box_emptied_of_its_cards_goes_too() -> None:
     )
     notes = notes_of(article(f"<p>{PROSE}</p>{box}"))
     assert notes.text == PROSE
+
+
+def test_a_short_feed_summary_confirms_the_whole_main_block() -> None:
+    body = article(
+        f"<p>{PROSE}</p><p>{MORE}</p><p>Links: <a href='https://x.example.net/'>x</a></p>"
+    )
+    notes = notes_of(body, feed_notes=PROSE[:90])
+    assert notes.method == "generic"
+    assert notes.text.endswith("Links: x")
+    assert "feed" in notes.evidence
+
+
+def test_credit_lines_are_not_speaker_turns() -> None:
+    credits = "".join(
+        f"<p>{role}: someone with a long enough name to count</p>"
+        for role in ("Host", "Guest", "Music", "Producer", "Editor", "Artwork", "Sound", "Links")
+    )
+    notes = notes_of(article(f"<p>{PROSE}</p>{credits}"))
+    assert notes.transcript is None
+    assert "Artwork" in notes.text

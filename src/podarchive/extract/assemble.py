@@ -25,6 +25,8 @@ from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines
 from podarchive.types import PageNotes, PageTranscriptSegment
 from podarchive.urls import domain_of
 
+#: Feed notes with fewer tokens than this are a summary: they confirm the page's block.
+SUMMARY_TOKENS = 60
 _LABELS = {"json-ld": "JSON-LD", "open-graph": "og:description", "feed-match": "feed's notes"}
 Transcript = tuple[PageTranscriptSegment, ...] | None
 
@@ -94,15 +96,24 @@ def from_feed(
     return found
 
 
+def is_summary(feed_notes: str) -> bool:
+    """Whether the feed's notes are too short to be more than a summary of the page's."""
+    return len(reference_tokens(feed_notes)) < SUMMARY_TOKENS
+
+
 def checked_against(
-    found: PageNotes, parts: list[Tag], described: Described, base_url: str | None
+    found: PageNotes, described: Described, base_url: str | None, matched: PageNotes | None
 ) -> PageNotes:
-    """``found``, unless the page only shows the start of the structured description."""
+    """``found`` checked against a reference: replaced by the reference when the page only shows
+    its start, by ``matched`` (its block on the page) when ``found`` does not hold it."""
     reference = reference_tokens(described.text)
     if is_teaser(tokens(found.text), reference):
         label = _LABELS.get(described.method, described.method)
         return _from_reference(found, described.text, base_url, described.method, label)
-    return replace(found, confidence=0.6 if _inside(found.text, reference) else 0.4)
+    if _inside(found.text, reference):
+        evidence = f"main block holds the {_LABELS.get(described.method, described.method)}"
+        return replace(found, evidence=evidence, confidence=0.7)
+    return matched if matched is not None else replace(found, confidence=0.4)
 
 
 def _inside(text: str, reference: list[str]) -> bool:

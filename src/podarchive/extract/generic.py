@@ -13,8 +13,12 @@ The rule, in order (prose: text outside links, headings and ``<time>``):
 4. else the densest container (readability-style), if it has :data:`MIN_NOTES_CHARS` of
    prose: with no explicit container the threshold keeps furniture out.
 
-The block is then narrowed to a single child that holds nearly all its text. It applies to
-every page, so it comes last.
+The block is then narrowed to a single child that holds nearly all its text, joined with the
+siblings that continue it, and tidied (``trim``). Before all that, hidden elements, players and
+platform furniture go (``boilerplate``, ``platforms``) and an on-page transcript is cut out
+(``transcript``). Given the feed's notes, the page block that carries them wins (``guided``);
+a feed summary only confirms the main block. The structured description (JSON-LD, Open Graph)
+replaces a block that is only its teaser. It applies to every page, so it comes last.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
-from podarchive.extract.assemble import checked_against, from_feed, notes_of, tidied
+from podarchive.extract.assemble import checked_against, from_feed, is_summary, notes_of, tidied
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
@@ -57,7 +61,8 @@ def applies(text: str, url: str) -> bool:
 
 
 def notes(page: Page) -> PageNotes | None:
-    """The main block's notes (the rule is in the module docstring), or None."""
+    """The page's notes: the block carrying the feed's notes, else the main block (the rule is
+    in the module docstring), checked against the structured description; or None."""
     body = page.soup.body
     if body is None:
         body = page.soup
@@ -67,20 +72,21 @@ def notes(page: Page) -> PageNotes | None:
         described = structured_description(page.soup, page.url)  # before the scripts go
     remove_boilerplate(body)
     transcript = cut_transcript(body)
+    matched = None
     if feed:
-        found = from_feed(body, feed, page.base_url, transcript)
-        if found is not None:
-            return found
-        described = Described("feed-match", feed)  # no block carries it: a teaser, or none
+        matched = from_feed(body, feed, page.base_url, transcript)
+        if matched is not None and not is_summary(feed):
+            return matched
+        described = Described("feed-match", feed)  # a summary, a teaser, or no match
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
-        return None
+        return matched
     parts = tidied(split_siblings(_narrowed(block, stats)))
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
-    if described is not None:
-        return checked_against(found, parts, described, page.base_url)
-    return found
+    if described is None:
+        return found
+    return checked_against(found, described, page.base_url, matched)
 
 
 class _TextStats(NamedTuple):

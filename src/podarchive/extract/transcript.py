@@ -82,14 +82,20 @@ def _speaker_run(root: Tag) -> list[Tag]:
     """A parent's paragraphs from the first of :data:`MIN_SPEAKER_TURNS` speaker turns on."""
     counts: dict[int, int] = {}
     parents: dict[int, Tag] = {}
+    speakers: dict[int, set[str]] = {}
     for paragraph in tags(root, "p"):
         parent = paragraph.parent
-        if parent is not None and _turn(collapse(paragraph.get_text())):
+        text = collapse(paragraph.get_text())
+        if parent is not None and _turn(text):
             counts[id(parent)] = counts.get(id(parent), 0) + 1
             parents[id(parent)] = parent
+            speaker = _SPEAKER_RE.match(text)
+            speakers.setdefault(id(parent), set()).add(speaker[1] if speaker else "")
     best = max(counts, key=lambda key: counts[key], default=None)
     if best is None or counts[best] < MIN_SPEAKER_TURNS:
         return []
+    if len(speakers[best]) * 2 > counts[best]:
+        return []  # each name once or twice: credits ("Host: …", "Music: …"), not turns
     children = child_tags(parents[best])
     first = next(
         i for i, c in enumerate(children) if c.name == "p" and _turn(collapse(c.get_text()))
