@@ -71,7 +71,7 @@ def notes(page: Page) -> PageNotes | None:
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
     remove_boilerplate(body)
-    transcript = cut_transcript(body)
+    transcript = cut_transcript(body, page.text)
     matched = None
     if feed:
         matched = from_feed(body, feed, page.base_url, transcript)
