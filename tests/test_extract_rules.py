@@ -69,6 +69,8 @@ def test_audio_fallback_and_video_are_dropped() -> None:
 # --- platform rules -------------------------------------------------------------------------
 
 PLATFORM_CASES = {
+    "media players": "<div class='audio-module-controls'>Play 12:30 Queue Download Embed</div>"
+    "<div class='embed-code-box'>Copy the iframe code to embed this episode here</div>",
     "powerpress": "<p class='powerpress_links powerpress_links_mp3'>Podcast: <a href='https://"
     "cdn.example.org/a.mp3'>Play in new window</a> | <a href='https://cdn.example.org/a.mp3'>"
     "Download</a></p>",
@@ -349,3 +351,22 @@ def test_credit_lines_are_not_speaker_turns() -> None:
     notes = notes_of(article(f"<p>{PROSE}</p>{credits}"))
     assert notes.transcript is None
     assert "Artwork" in notes.text
+
+
+def test_the_lead_under_the_headline_is_kept_when_the_block_leaves_it_out() -> None:
+    body = (
+        "<article><header><h1>Lighthouses</h1><p class='c-article-dek'>A lead of the episode: "
+        "the last keepers of the coast, in their own words.</p></header>"
+        f"<div class='article-body'><p>{PROSE}</p><p>{MORE}</p></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text.startswith("A lead of the episode")
+    assert notes.text.endswith("route.")
+
+
+def test_a_lead_the_notes_repeat_is_not_doubled() -> None:
+    body = (
+        f"<article><header><h1>Lighthouses</h1><p class='standfirst'>{PROSE}</p></header>"
+        f"<div class='article-body'><p>{PROSE}</p><p>{MORE}</p></div></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"

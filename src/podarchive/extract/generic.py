@@ -30,6 +30,7 @@ from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from podarchive.extract.assemble import checked_against, from_feed, is_summary, notes_of, tidied
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
+from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.structured import (
@@ -39,7 +40,7 @@ from podarchive.extract.structured import (
 )
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
-from podarchive.extract.trim import split_siblings
+from podarchive.extract.trim import find_deck, split_siblings, with_deck
 from podarchive.types import PageNotes
 
 NAME = "generic"
@@ -70,6 +71,7 @@ def notes(page: Page) -> PageNotes | None:
     described = None
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
+    deck = find_deck(body)  # a lead under the headline, before the header furniture goes
     remove_boilerplate(body)
     transcript = cut_transcript(body, page.text)
     matched = None
@@ -82,7 +84,7 @@ def notes(page: Page) -> PageNotes | None:
     block = _notes_block(body, stats)
     if block is None:
         return matched
-    parts = tidied(split_siblings(_narrowed(block, stats)))
+    parts = tidied(with_deck(split_siblings(_narrowed(block, stats)), deck, tokens))
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
         return found

@@ -8,11 +8,15 @@
   once prose came before it.
 * :func:`split_siblings` — the block's siblings that continue it: same element and first class,
   with only empty siblings (an embed, an image) between (notes split by a player).
+* :func:`find_deck` and :func:`with_deck` — the lead paragraph under the headline (a "dek",
+  "standfirst", "subtitle"), looked for before the furniture goes, put before the notes when
+  the block left it out.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bs4.element import Tag
 
@@ -196,3 +200,52 @@ def _continued(block: Tag) -> list[Tag]:
                 break
             position += step
     return run
+
+
+#: Class words of a lead paragraph under the headline.
+DECK_WORDS = frozenset({"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede"})
+_DECK_CHARS = (40, 600)
+
+
+def find_deck(body: Tag) -> Tag | None:
+    """The first element after an ``<h1>`` whose class names a lead paragraph, if any."""
+    for tag in tags(body):
+        if "class" not in tag.attrs or tag.name in ("h1", "body", "html"):
+            continue
+        words = {
+            w for token in attr(tag, "class").lower().split() for w in re.split(r"[-_]+", token)
+        }
+        if DECK_WORDS.isdisjoint(words):
+            continue
+        length = len(collapse(tag.get_text()))
+        if _DECK_CHARS[0] <= length <= _DECK_CHARS[1] and _near_headline(tag):
+            return tag
+    return None
+
+
+def _near_headline(tag: Tag) -> bool:
+    """Whether an ``<h1>`` comes before ``tag`` within a few levels of it."""
+    headline = tag.find_previous("h1")
+    if headline is None:
+        return False
+    near = {id(parent) for parent in list(tag.parents)[:3]}
+    return any(id(parent) in near for parent in list(headline.parents)[:3])
+
+
+def with_deck(
+    parts: list[Tag], deck: Tag | None, tokens_of: Callable[[str], list[str]]
+) -> list[Tag]:
+    """``parts`` with ``deck`` first when they neither hold it nor repeat its words."""
+    if deck is None:
+        return parts
+    above = {id(parent) for parent in deck.parents}
+    if any(part is deck or id(part) in above for part in parts):
+        return parts  # the block holds it
+    chosen = {id(part) for part in parts}
+    if any(id(tag) in chosen for tag in tags(deck)):
+        return parts
+    words = tokens_of(deck.get_text())
+    first = set(tokens_of(" ".join(part.get_text() for part in parts)))
+    if not words or sum(word in first for word in words) >= 0.8 * len(words):
+        return parts  # the notes repeat it
+    return [deck, *parts]
