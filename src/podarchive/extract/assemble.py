@@ -14,9 +14,10 @@ from podarchive.extract.guided import (
     find_span,
     is_teaser,
     reference_tokens,
+    span_anchors,
     tokens,
 )
-from podarchive.extract.links import extract_links, links_in
+from podarchive.extract.links import anchors_of, extract_links, links_in, links_of
 from podarchive.extract.markup import inner_html
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
@@ -24,6 +25,9 @@ from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines
 from podarchive.types import PageNotes, PageTranscriptSegment
 from podarchive.urls import domain_of
 
+#: Feed notes with fewer tokens than this are a summary: they confirm the page's block.
+SUMMARY_TOKENS = 60
+_LABELS = {"json-ld": "JSON-LD", "open-graph": "og:description", "feed-match": "feed's notes"}
 Transcript = tuple[PageTranscriptSegment, ...] | None
 
 
@@ -86,26 +90,36 @@ def from_feed(
         evidence=f"page block holds {span.coverage:.0%} of the feed's notes",
         confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
     )
+    found = replace(found, links=links_of(anchors_of(span_anchors(parts, span)), base_url))
     if is_teaser(tokens(found.text), reference):
         return _from_reference(found, feed_notes, base_url, "feed-match", "the feed's notes")
     return found
 
 
+def is_summary(feed_notes: str) -> bool:
+    """Whether the feed's notes are too short to be more than a summary of the page's."""
+    return len(reference_tokens(feed_notes)) < SUMMARY_TOKENS
+
+
 def checked_against(
-    found: PageNotes, parts: list[Tag], described: Described, base_url: str | None
+    found: PageNotes, described: Described, base_url: str | None, matched: PageNotes | None
 ) -> PageNotes:
-    """``found``, unless the page only shows the start of the structured description."""
+    """``found`` checked against a reference: replaced by the reference when the page only shows
+    its start, by ``matched`` (its block on the page) when ``found`` does not hold it."""
     reference = reference_tokens(described.text)
     if is_teaser(tokens(found.text), reference):
-        label = "JSON-LD" if described.method == "json-ld" else "og:description"
+        label = _LABELS.get(described.method, described.method)
         return _from_reference(found, described.text, base_url, described.method, label)
-    return replace(found, confidence=0.6 if _inside(found.text, reference) else 0.4)
+    if _inside(found.text, reference):
+        evidence = f"main block holds the {_LABELS.get(described.method, described.method)}"
+        return replace(found, evidence=evidence, confidence=0.7)
+    return matched if matched is not None else replace(found, confidence=0.4)
 
 
 def _inside(text: str, reference: list[str]) -> bool:
-    wanted = set(reference)
-    found = tokens(text)
-    return bool(found) and sum(token in wanted for token in found) >= 0.6 * len(found)
+    """Whether the page block holds nearly all the reference's words."""
+    found = set(tokens(text))
+    return bool(reference) and sum(token in found for token in reference) >= 0.8 * len(reference)
 
 
 def _from_reference(

@@ -13,8 +13,12 @@ The rule, in order (prose: text outside links, headings and ``<time>``):
 4. else the densest container (readability-style), if it has :data:`MIN_NOTES_CHARS` of
    prose: with no explicit container the threshold keeps furniture out.
 
-The block is then narrowed to a single child that holds nearly all its text. It applies to
-every page, so it comes last.
+The block is then narrowed to a single child that holds nearly all its text, joined with the
+siblings that continue it, and tidied (``trim``). Before all that, hidden elements, players and
+platform furniture go (``boilerplate``, ``platforms``) and an on-page transcript is cut out
+(``transcript``). Given the feed's notes, the page block that carries them wins (``guided``);
+a feed summary only confirms the main block. The structured description (JSON-LD, Open Graph)
+replaces a block that is only its teaser. It applies to every page, so it comes last.
 """
 
 from __future__ import annotations
@@ -24,14 +28,19 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
-from podarchive.extract.assemble import checked_against, from_feed, notes_of, tidied
+from podarchive.extract.assemble import checked_against, from_feed, is_summary, notes_of, tidied
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
+from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
-from podarchive.extract.structured import has_structured_data, structured_description
+from podarchive.extract.structured import (
+    Described,
+    has_structured_data,
+    structured_description,
+)
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
-from podarchive.extract.trim import split_siblings
+from podarchive.extract.trim import find_deck, split_siblings, with_deck
 from podarchive.types import PageNotes
 
 NAME = "generic"
@@ -53,7 +62,8 @@ def applies(text: str, url: str) -> bool:
 
 
 def notes(page: Page) -> PageNotes | None:
-    """The main block's notes (the rule is in the module docstring), or None."""
+    """The page's notes: the block carrying the feed's notes, else the main block (the rule is
+    in the module docstring), checked against the structured description; or None."""
     body = page.soup.body
     if body is None:
         body = page.soup
@@ -61,21 +71,24 @@ def notes(page: Page) -> PageNotes | None:
     described = None
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
+    deck = find_deck(body)  # a lead under the headline, before the header furniture goes
     remove_boilerplate(body)
-    transcript = cut_transcript(body)
+    transcript = cut_transcript(body, page.text)
+    matched = None
     if feed:
-        found = from_feed(body, feed, page.base_url, transcript)
-        if found is not None:
-            return found
+        matched = from_feed(body, feed, page.base_url, transcript)
+        if matched is not None and not is_summary(feed):
+            return matched
+        described = Described("feed-match", feed)  # a summary, a teaser, or no match
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
-        return None
-    parts = tidied(split_siblings(_narrowed(block, stats)))
+        return matched
+    parts = tidied(with_deck(split_siblings(_narrowed(block, stats)), deck, tokens))
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
-    if described is not None:
-        return checked_against(found, parts, described, page.base_url)
-    return found
+    if described is None:
+        return found
+    return checked_against(found, described, page.base_url, matched)
 
 
 class _TextStats(NamedTuple):

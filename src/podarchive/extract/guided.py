@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PreformattedString, Tag
 
-from podarchive.extract.soup import child_tags, collapse
+from podarchive.extract.soup import child_tags, collapse, tags
 from podarchive.extract.text import INVISIBLE_TAGS, html_to_text
 
 _TOKEN_RE = re.compile(r"\w+")
@@ -30,7 +30,7 @@ MIN_PRECISION = 0.6
 #: Reference tokens at least this many times the page block's: the page shows a teaser.
 TEASER_RATIO = 1.4
 #: The container grows to a parent holding at most this many times the run's text.
-CONTAINER_GROWTH = 1.3
+CONTAINER_GROWTH = 1.1
 
 
 def tokens(text: str) -> list[str]:
@@ -57,6 +57,7 @@ class Span(NamedTuple):
     hits: int  # its tokens found in the reference
     size: int  # all its tokens
     coverage: float  # share of the reference's tokens it holds
+    inside: frozenset[int]  # the ids of its text nodes
 
 
 def find_span(root: Tag, reference: list[str]) -> Span | None:
@@ -85,7 +86,8 @@ def find_span(root: Tag, reference: list[str]) -> Span | None:
     coverage = min(1.0, hits / len(reference))
     if coverage < MIN_COVERAGE or hits < MIN_PRECISION * size:
         return None
-    return Span(strings[first], strings[last], hits, size, coverage)
+    inside = frozenset(id(string) for string in strings[first : last + 1])
+    return Span(strings[first], strings[last], hits, size, coverage, inside)
 
 
 def _strings(root: Tag) -> list[NavigableString]:
@@ -108,9 +110,11 @@ def _strings(root: Tag) -> list[NavigableString]:
 
 def feed_block(root: Tag, span: Span) -> list[Tag]:
     """The natural container of ``span``: its parts (one element, or a run of siblings)."""
-    ancestors = [parent for parent in span.first.parents]
-    chain = {id(parent) for parent in ancestors}
+    chain = {id(parent) for parent in span.first.parents}
     common = next((p for p in span.last.parents if id(p) in chain), root)
+    parts = _children_between(common, span)
+    if len(parts) > 1:
+        return parts
     run_text = _text_length(common)
     container = common
     while container is not root and container.parent is not None:
@@ -118,9 +122,7 @@ def feed_block(root: Tag, span: Span) -> list[Tag]:
         if _text_length(parent) > CONTAINER_GROWTH * run_text:
             break
         container = parent
-    if container is not common or container is root:
-        return [container]
-    return _children_between(common, span)
+    return [container]
 
 
 def _children_between(common: Tag, span: Span) -> list[Tag]:
@@ -136,6 +138,17 @@ def _children_between(common: Tag, span: Span) -> list[Tag]:
     if outside <= (CONTAINER_GROWTH - 1) * _text_length(common):
         return [common]
     return children[first : last + 1]
+
+
+def span_anchors(parts: list[Tag], span: Span) -> list[Tag]:
+    """The ``<a>`` elements of ``parts`` whose text lies in the span."""
+    inside = span.inside
+    return [
+        anchor
+        for part in parts
+        for anchor in tags(part, "a")
+        if any(id(string) in inside for string in anchor.strings)
+    ]
 
 
 def _text_length(tag: Tag) -> int:

@@ -15,6 +15,15 @@ from podarchive.extract.soup import attr
 
 #: platform -> class/id tokens of its furniture ("prefix*" matches any token starting so).
 PLATFORM_FURNITURE: dict[str, tuple[str, ...]] = {
+    "media players": (
+        "audio-module*",
+        "audio-tool*",
+        "audio-controls*",
+        "audio-player*",
+        "media-player*",
+        "embed-code*",
+        "download-links*",
+    ),
     "powerpress": ("powerpress_*", "powerpress-*"),
     "podlove": (
         "podlove-web-player*",

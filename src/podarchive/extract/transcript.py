@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from bs4.element import Tag
+from bs4.element import NavigableString, Tag
 
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 from podarchive.extract.text import text_of
@@ -23,6 +23,7 @@ MIN_TRANSCRIPT_CHARS = 400
 #: Sibling paragraphs that open with a speaker or a time code, for a transcript without a name.
 MIN_SPEAKER_TURNS = 8
 _WORD_RE = re.compile(r"transcri\w*|transkri\w*|transcripci\w*|mitschrift|abschrift|wortlaut")
+_STEMS = ("transcri", "transkri", "mitschrift", "abschrift", "wortlaut")
 _WORD_RE_ANY = re.compile(_WORD_RE.pattern, re.I)
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"})
 _TIME_RE = re.compile(r"^\[?\(?((?:\d{1,2}:)?\d{1,2}:\d{2})(?:[.,]\d+)?\)?\]?\s*[-–:]?\s*")
@@ -30,9 +31,14 @@ _SPEAKER_RE = re.compile(r"^([A-ZÀ-Þ][\w.'’-]*(?: [A-ZÀ-Þ][\w.'’-]*){0,3
 _SEGMENT_TAGS = ("p", "li", "dd", "tr")
 
 
-def cut_transcript(root: Tag) -> tuple[PageTranscriptSegment, ...] | None:
-    """Remove the page's transcript from ``root`` and return it as segments, else None."""
-    parts = _named(root) or _after_heading(root) or _speaker_run(root)
+def cut_transcript(root: Tag, page_text: str) -> tuple[PageTranscriptSegment, ...] | None:
+    """Remove the page's transcript from ``root`` and return it as segments, else None.
+
+    ``page_text``, the page's markup, spares the walks for a name where no word says one.
+    """
+    lowered = page_text.lower()
+    named = any(stem in lowered for stem in _STEMS)
+    parts = (named and (_named(root) or _after_heading(root))) or _speaker_run(root)
     if not parts:
         return None
     segments = [segment for part in parts for segment in _segments(part)]
@@ -48,7 +54,8 @@ def _says_transcript(text: str) -> bool:
 def _named(root: Tag) -> list[Tag]:
     """The outermost element whose class or id names a transcript, if it holds enough text."""
     for tag in tags(root):
-        if "class" not in tag.attrs and "id" not in tag.attrs:
+        attrs = tag.attrs
+        if "class" not in attrs and "id" not in attrs:
             continue
         named = _says_transcript(attr(tag, "class") + " " + attr(tag, "id"))
         if named and len(collapse(tag.get_text())) >= MIN_TRANSCRIPT_CHARS:
@@ -58,7 +65,9 @@ def _named(root: Tag) -> list[Tag]:
 
 def _after_heading(root: Tag) -> list[Tag]:
     """A short heading that says "transcript" (not a link) and the siblings after it."""
-    for string in root.find_all(string=_WORD_RE_ANY):
+    for string in root.descendants:
+        if type(string) is not NavigableString or not _WORD_RE_ANY.search(string):
+            continue
         tag = string.parent
         if not isinstance(tag, Tag) or tag.name not in _HEADING_TAGS:
             continue
@@ -82,14 +91,20 @@ def _speaker_run(root: Tag) -> list[Tag]:
     """A parent's paragraphs from the first of :data:`MIN_SPEAKER_TURNS` speaker turns on."""
     counts: dict[int, int] = {}
     parents: dict[int, Tag] = {}
+    speakers: dict[int, set[str]] = {}
     for paragraph in tags(root, "p"):
         parent = paragraph.parent
-        if parent is not None and _turn(collapse(paragraph.get_text())):
+        text = collapse(paragraph.get_text())
+        if parent is not None and _turn(text):
             counts[id(parent)] = counts.get(id(parent), 0) + 1
             parents[id(parent)] = parent
+            speaker = _SPEAKER_RE.match(text)
+            speakers.setdefault(id(parent), set()).add(speaker[1] if speaker else "")
     best = max(counts, key=lambda key: counts[key], default=None)
     if best is None or counts[best] < MIN_SPEAKER_TURNS:
         return []
+    if len(speakers[best]) * 2 > counts[best]:
+        return []  # each name once or twice: credits ("Host: …", "Music: …"), not turns
     children = child_tags(parents[best])
     first = next(
         i for i, c in enumerate(children) if c.name == "p" and _turn(collapse(c.get_text()))
@@ -114,8 +129,8 @@ def _segments(part: Tag) -> list[PageTranscriptSegment]:
     segments: list[PageTranscriptSegment] = []
     for block in blocks:
         text = collapse(text_of(block))
-        if not text:
-            continue
+        if not text or (len(text) <= 60 and _says_transcript(text)):
+            continue  # empty, or the transcript's own heading
         start: float | None = None
         if match := _TIME_RE.match(text):
             start = _seconds(match[1])

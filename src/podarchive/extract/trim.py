@@ -8,11 +8,15 @@
   once prose came before it.
 * :func:`split_siblings` — the block's siblings that continue it: same element and first class,
   with only empty siblings (an embed, an image) between (notes split by a player).
+* :func:`find_deck` and :func:`with_deck` — the lead paragraph under the headline (a "dek",
+  "standfirst", "subtitle"), looked for before the furniture goes, put before the notes when
+  the block left it out.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bs4.element import Tag
 
@@ -39,8 +43,12 @@ MEDIA_URL_RE = re.compile(
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+#: A box left with no more text than this once its cards are gone is their heading alone.
+_BOX_HEADING_CHARS = 60
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
 _MIN_PROSE_BEFORE = 40
+#: How many single-child wrappers up :func:`split_siblings` looks for a split block's siblings.
+WRAPPER_LEVELS = 3
 
 
 def drop_furniture_lines(block: Tag) -> None:
@@ -52,9 +60,52 @@ def drop_furniture_lines(block: Tag) -> None:
         for tag in tags(block, *_LINE_TAGS, "section", "ul", "ol")
         if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
     ]
+    doomed += _contents_paragraphs(block)
     for tag in doomed:
-        if tag.parent is not None:
-            tag.extract()
+        parent = tag.parent
+        if parent is None:
+            continue
+        tag.extract()
+        if _is_card(tag):
+            _drop_emptied(parent, block)
+
+
+def _drop_emptied(parent: Tag, block: Tag) -> None:
+    """Remove the boxes a card leaves with only their heading ("More news") in them."""
+    for _ in range(3):
+        if parent is block or len(collapse(parent.get_text())) > _BOX_HEADING_CHARS:
+            return
+        above = parent.parent
+        parent.extract()
+        if above is None:
+            return
+        parent = above
+
+
+def _contents_paragraphs(block: Tag) -> list[Tag]:
+    """Runs of two or more sibling paragraphs that are each one in-page anchor, with the heading
+    before each run: a question overview, a table of contents."""
+    found: list[Tag] = []
+    for parent in [block, *tags(block)]:
+        run: list[Tag] = []
+        for child in [*child_tags(parent), None]:
+            if child is not None and child.name == "p" and _only_in_page_anchor(child):
+                run.append(child)
+                continue
+            if len(run) >= 2:
+                heading = run[0].find_previous_sibling()
+                if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+                    found.append(heading)
+                found += run
+            run = []
+    return found
+
+
+def _only_in_page_anchor(paragraph: Tag) -> bool:
+    anchors = list(tags(paragraph, "a"))
+    if len(anchors) != 1 or not attr(anchors[0], "href").startswith("#"):
+        return False
+    return collapse(anchors[0].get_text()) == collapse(paragraph.get_text())
 
 
 def _is_card(tag: Tag) -> bool:
@@ -110,7 +161,27 @@ def cut_post_furniture(block: Tag) -> None:
 
 
 def split_siblings(block: Tag) -> list[Tag]:
-    """``block`` and the siblings that continue it (see the module docstring), in order."""
+    """``block`` and the siblings that continue it (see the module docstring), in order.
+
+    The block may sit alone in wrappers: the siblings of each wrapper up to
+    :data:`WRAPPER_LEVELS` levels are looked at too.
+    """
+    node = block
+    for _ in range(WRAPPER_LEVELS):
+        run = _continued(node)
+        if len(run) > 1:
+            return run
+        parent = node.parent
+        if parent is None or parent.name in ("body", "html", "main", "article"):
+            break
+        if len(child_tags(parent)) != 1:
+            break
+        node = parent
+    return [block]
+
+
+def _continued(block: Tag) -> list[Tag]:
+    """``block`` and its siblings of the same element and first class, empty ones skipped."""
     parent = block.parent
     if parent is None or block.name != "div" or not attr(block, "class"):
         return [block]
@@ -129,3 +200,52 @@ def split_siblings(block: Tag) -> list[Tag]:
                 break
             position += step
     return run
+
+
+#: Class words of a lead paragraph under the headline.
+DECK_WORDS = frozenset({"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede"})
+_DECK_CHARS = (40, 600)
+
+
+def find_deck(body: Tag) -> Tag | None:
+    """The first element after an ``<h1>`` whose class names a lead paragraph, if any."""
+    for tag in tags(body):
+        if "class" not in tag.attrs or tag.name in ("h1", "body", "html"):
+            continue
+        words = {
+            w for token in attr(tag, "class").lower().split() for w in re.split(r"[-_]+", token)
+        }
+        if DECK_WORDS.isdisjoint(words):
+            continue
+        length = len(collapse(tag.get_text()))
+        if _DECK_CHARS[0] <= length <= _DECK_CHARS[1] and _near_headline(tag):
+            return tag
+    return None
+
+
+def _near_headline(tag: Tag) -> bool:
+    """Whether an ``<h1>`` comes before ``tag`` within a few levels of it."""
+    headline = tag.find_previous("h1")
+    if headline is None:
+        return False
+    near = {id(parent) for parent in list(tag.parents)[:3]}
+    return any(id(parent) in near for parent in list(headline.parents)[:3])
+
+
+def with_deck(
+    parts: list[Tag], deck: Tag | None, tokens_of: Callable[[str], list[str]]
+) -> list[Tag]:
+    """``parts`` with ``deck`` first when they neither hold it nor repeat its words."""
+    if deck is None:
+        return parts
+    above = {id(parent) for parent in deck.parents}
+    if any(part is deck or id(part) in above for part in parts):
+        return parts  # the block holds it
+    chosen = {id(part) for part in parts}
+    if any(id(tag) in chosen for tag in tags(deck)):
+        return parts
+    words = tokens_of(deck.get_text())
+    first = set(tokens_of(" ".join(part.get_text() for part in parts)))
+    if not words or sum(word in first for word in words) >= 0.8 * len(words):
+        return parts  # the notes repeat it
+    return [deck, *parts]
