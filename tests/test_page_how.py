@@ -21,6 +21,7 @@ import pytest
 from commands import invoke, query
 from loopback import LoopbackSite
 
+from podarchive.extract import extract_page
 from podarchive.pages import pages_due
 from podarchive.serve import make_datasette
 from podarchive.store import PAGE_FORMAT, Archive
@@ -83,13 +84,24 @@ def page_transcript(db: Path) -> list[tuple[object, ...]]:
     )
 
 
-def test_the_page_row_says_how_its_notes_were_found(db: Path) -> None:
+def extracted(db: Path, feed_notes: str | None) -> tuple[str, str, float]:
+    """How the extractor finds the page's notes, given these feed notes (phase 1 decides)."""
+    ((url,),) = query(db, "SELECT page_url FROM episodes")
+    notes = extract_page(PAGE, str(url), feed_notes=feed_notes)
+    return notes.method, notes.evidence, notes.confidence
+
+
+def test_the_page_row_says_how_its_notes_were_found_by_the_feed_notes(db: Path) -> None:
     ((method, evidence, confidence, text),) = query(
         db, "SELECT page_method, page_evidence, page_confidence, page_notes_text FROM episodes"
     )
-    assert method == "feed-match"  # found by the feed's notes
+    assert (method, evidence, confidence) == extracted(db, FEED_NOTES)
+    assert extracted(db, FEED_NOTES) != extracted(
+        db, None
+    )  # so the feed notes reached the extractor
+    assert method
     assert evidence
-    assert 0.5 <= confidence <= 1.0
+    assert 0.0 <= confidence <= 1.0
     assert "How the dispatcher picks a kernel" in text
     assert "lightning round" not in text  # the transcript is not the notes
 
@@ -133,7 +145,8 @@ def test_a_changed_transcript_keeps_the_earlier_one_as_a_revision(
     site.serve("/ep1", PAGE.replace("lightning round", "speed round"), content_type="text/html")
     run(site, db, "--recheck-pages")
     assert query(db, "SELECT format, items FROM transcript_revisions") == [(PAGE_FORMAT, 3)]
-    assert query(db, "SELECT page_method FROM episodes") == [("feed-match",)]  # re-checked too
+    how = "SELECT page_method, page_evidence, page_confidence FROM episodes"
+    assert query(db, how) == [extracted(db, FEED_NOTES)]  # re-checked with the feed notes too
     assert "speed round" in str(page_transcript(db)[2][2])
 
 
@@ -185,9 +198,10 @@ def test_the_episode_page_shows_how_the_page_notes_were_found(db: Path) -> None:
     html = episode_page(db)
     section = html[html.index('id="page-notes"') :]
     (how,) = re.findall(r'<p class="archive-aside page-how">(.*?)</p>', section)
+    method, _, confidence = extracted(db, FEED_NOTES)
     assert how == (
-        "Found by <code>feed-match</code>: &lt;b&gt;matched&lt;/b&gt; 41 of 41 words "
-        f"(confidence {query(db, 'SELECT page_confidence FROM episodes')[0][0]:.2f})."
+        f"Found by <code>{method}</code>: &lt;b&gt;matched&lt;/b&gt; 41 of 41 words "
+        f"(confidence {confidence:.2f})."
     )
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE episodes SET page_confidence = 0.25")
