@@ -221,3 +221,13 @@ def test_every_page_task_carries_its_episodes_feed_notes(db: Path) -> None:
         assert (fresh.status, fresh.feed_notes) == ("failed", FEED_NOTES)
         ((backfill, key),) = archive.backfill_page_tasks(1, None)
         assert (key, backfill.feed_notes) == ("guid:ep1", FEED_NOTES)
+
+
+def test_page_notes_like_the_feeds_still_say_how_they_were_found(db: Path) -> None:
+    with closing(sqlite3.connect(db)) as conn, conn:  # the page shows just the feed's notes
+        conn.execute("UPDATE episodes SET page_notes_text = notes_text, page_notes_html = NULL")
+    html = episode_page(db)
+    assert 'id="page-notes"' not in html
+    method = query(db, "SELECT page_method FROM episodes")[0][0]
+    notes = html[html.index('id="notes"') :]
+    assert f"web page shows the same notes, found by <code>{method}</code>" in notes

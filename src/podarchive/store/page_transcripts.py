@@ -5,7 +5,7 @@ It is a ``transcripts`` row like a ``podcast:transcript`` file's, with ``format`
 ``transcript_segments`` rows (time-coded where the page gives times, in the transcripts'
 full-text index). It is never fetched on its own (no ``next_check_at``) and the feed's file
 list leaves it alone. When the page shows another transcript, the earlier segments become a
-revision, as a file's do.
+revision, as a file's do; a page read without one keeps the last it showed.
 """
 
 from __future__ import annotations
