@@ -40,6 +40,14 @@ POST_FURNITURE_RE = re.compile(
 MEDIA_URL_RE = re.compile(
     r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
 )
+#: Headings of a box of other episodes or articles.
+RELATED_HEADING_RE = re.compile(
+    r"(related( episodes| posts| articles)?|more episodes|more from this (show|podcast)"
+    r"|you (may|might) also like|also in this podcast|mehr zum thema|weitere folgen"
+    r"|das könnte sie auch interessieren|más episodios|te puede interesar|à écouter aussi"
+    r"|more news|mehr nachrichten)\s*:?",
+    re.I,
+)
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
@@ -57,7 +65,7 @@ def drop_furniture_lines(block: Tag) -> None:
     """
     doomed = [
         tag
-        for tag in tags(block, *_LINE_TAGS, "section", "ul", "ol")
+        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol")
         if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
     ]
     doomed += _contents_paragraphs(block)
@@ -109,8 +117,19 @@ def _only_in_page_anchor(paragraph: Tag) -> bool:
 
 
 def _is_card(tag: Tag) -> bool:
-    """A teaser card: its class says so and its heading is a link to elsewhere."""
-    if tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
+    """A teaser card (its class says so, or an ``<article>`` inside the notes) whose heading
+    is a link to elsewhere; or a box of links under a "Related episodes" heading."""
+    if tag.name == "section" or tag.name == "div":
+        first = next(iter(child_tags(tag)), None)  # the box's own heading opens it
+        if (
+            first is not None
+            and first.name in _CARD_HEADINGS
+            and RELATED_HEADING_RE.fullmatch(collapse(first.get_text()))
+        ):
+            return True
+    if tag.name == "article":
+        pass  # an <article> inside the notes block: another page's card if its heading links
+    elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
     heading = tag.find(_CARD_HEADINGS)
     return isinstance(heading, Tag) and heading.find("a") is not None
