@@ -34,10 +34,10 @@ _SEGMENT_TAGS = ("p", "li", "dd", "tr")
 def cut_transcript(root: Tag, page_text: str) -> tuple[PageTranscriptSegment, ...] | None:
     """Remove the page's transcript from ``root`` and return it as segments, else None.
 
-    ``page_text``, the page's markup, spares the walks for a name where no word says one.
+    ``page_text``, the page's markup in lower case, spares the walks for a name where no word
+    says one.
     """
-    lowered = page_text.lower()
-    named = any(stem in lowered for stem in _STEMS)
+    named = any(stem in page_text for stem in _STEMS)
     parts = (named and (_named(root) or _after_heading(root))) or _speaker_run(root)
     if not parts:
         return None

@@ -224,16 +224,33 @@ def _continued(block: Tag) -> list[Tag]:
 #: Class words of a lead paragraph under the headline.
 DECK_WORDS = frozenset({"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede"})
 _DECK_CHARS = (40, 600)
+#: A lead is among this many elements after the headline.
+_DECK_REACH = 60
 
 
-def find_deck(body: Tag) -> Tag | None:
-    """The first element after an ``<h1>`` whose class names a lead paragraph, if any."""
-    for tag in tags(body):
-        if "class" not in tag.attrs or tag.name in ("h1", "body", "html"):
+def find_deck(body: Tag, page_text: str) -> Tag | None:
+    """The first element after an ``<h1>`` whose class names a lead paragraph, if any.
+
+    ``page_text``, the page's markup in lower case, spares the walk where no such word is.
+    """
+    if not any(word in page_text for word in DECK_WORDS):
+        return None
+    headline = next(tags(body, "h1"), None)
+    if headline is None:
+        return None
+    seen = 0
+    for tag in headline.next_elements:
+        if not isinstance(tag, Tag):
             continue
-        words = {
-            w for token in attr(tag, "class").lower().split() for w in re.split(r"[-_]+", token)
-        }
+        seen += 1
+        if seen > _DECK_REACH:
+            return None
+        if not tag.attrs.get("class") or tag.name == "h1":
+            continue
+        joined = attr(tag, "class").lower()
+        if not any(word in joined for word in DECK_WORDS):
+            continue
+        words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
         if DECK_WORDS.isdisjoint(words):
             continue
         length = len(collapse(tag.get_text()))
