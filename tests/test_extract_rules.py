@@ -388,3 +388,13 @@ def test_cards_of_other_episodes_inside_the_notes_are_dropped() -> None:
     )
     assert notes.text == PROSE
     assert notes.links == ()
+
+
+def test_deep_nesting_with_a_feed_and_a_transcript_word_is_walked_iteratively() -> None:
+    depth = 5000
+    deep = "<div class='x'>" * depth + f"<p>{PROSE}</p><h2>Transcript</h2>" + "</div>" * depth
+    notes = notes_of(
+        f"<h1>T</h1><p class='dek'>A lead of forty characters or more here.</p>{deep}",
+        feed_notes=PROSE,
+    )
+    assert PROSE in notes.text

@@ -75,12 +75,13 @@ def _after_heading(root: Tag) -> list[Tag]:
         if len(text) > 60 or tag.find("a") is not None or tag.find_parent("a") is not None:
             continue
         top = tag
-        while (
-            top.parent is not None and top.parent is not root and len(child_tags(top.parent)) == 1
-        ):
-            if len(collapse(top.parent.get_text())) > len(text):
+        for _ in range(3):  # a <strong> alone in its <p>: the <p> is the heading
+            parent = top.parent
+            if parent is None or parent is root or len(child_tags(parent)) != 1:
                 break
-            top = top.parent  # a <strong> alone in its <p>: the <p> is the heading
+            if len(collapse(parent.get_text())) > len(text):
+                break
+            top = parent
         following = [top, *(s for s in top.next_siblings if isinstance(s, Tag))]
         if sum(len(collapse(s.get_text())) for s in following) >= MIN_TRANSCRIPT_CHARS + len(text):
             return following

@@ -51,6 +51,9 @@ RELATED_HEADING_RE = re.compile(
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+#: Elements in a furniture line, and in a card or a contents list, at most.
+_MAX_LINE_TAGS = 24
+_MAX_CARD_TAGS = 400
 #: A box left with no more text than this once its cards are gone is their heading alone.
 _BOX_HEADING_CHARS = 60
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
@@ -63,10 +66,16 @@ def drop_furniture_lines(block: Tag) -> None:
     """Remove the furniture lines under ``block`` (see the module docstring), teaser cards of
     other pages and tables of contents of in-page anchors.
     """
+    sizes = _subtree_sizes(block)
     doomed = [
         tag
         for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol")
-        if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
+        if sizes[id(tag)] <= _MAX_CARD_TAGS
+        and (
+            _is_card(tag)
+            or _is_contents(tag)
+            or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_furniture_line(tag))
+        )
     ]
     doomed += _contents_paragraphs(block)
     for tag in doomed:
@@ -76,6 +85,19 @@ def drop_furniture_lines(block: Tag) -> None:
         tag.extract()
         if _is_card(tag):
             _drop_emptied(parent, block)
+
+
+def _subtree_sizes(block: Tag) -> dict[int, int]:
+    """The number of elements in each element's subtree under ``block``, in one pass: the
+    per-element looks below are then only made on small subtrees (never quadratic)."""
+    order = list(tags(block))
+    sizes = dict.fromkeys((id(tag) for tag in order), 1)
+    sizes[id(block)] = 1
+    for tag in reversed(order):
+        parent = tag.parent
+        if parent is not None and id(parent) in sizes:
+            sizes[id(parent)] += sizes[id(tag)]
+    return sizes
 
 
 def _drop_emptied(parent: Tag, block: Tag) -> None:
