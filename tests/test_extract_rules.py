@@ -69,6 +69,7 @@ def test_audio_fallback_and_video_are_dropped() -> None:
 # --- platform rules -------------------------------------------------------------------------
 
 PLATFORM_CASES = {
+    "screen readers": "<span class='sr-only'>Opens in a new window, press enter to play</span>",
     "media players": "<div class='audio-module-controls'>Play 12:30 Queue Download Embed</div>"
     "<div class='embed-code-box'>Copy the iframe code to embed this episode here</div>",
     "powerpress": "<p class='powerpress_links powerpress_links_mp3'>Podcast: <a href='https://"
@@ -370,3 +371,30 @@ def test_a_lead_the_notes_repeat_is_not_doubled() -> None:
         f"<div class='article-body'><p>{PROSE}</p><p>{MORE}</p></div></article>"
     )
     assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_cards_of_other_episodes_inside_the_notes_are_dropped() -> None:
+    cards = "".join(
+        f"<article><h3><a href='/episodes/{n}'>Episode {n}</a></h3><p>Another teaser {n}.</p>"
+        "</article>"
+        for n in range(5)
+    )
+    related = (
+        "<div class='box'><h2>More episodes</h2><p><a href='/episodes/9'>Nine</a> "
+        "<a href='/episodes/8'>Eight</a></p></div>"
+    )
+    notes = notes_of(
+        f"<article><div class='entry-content'><p>{PROSE}</p>{cards}{related}</div></article>"
+    )
+    assert notes.text == PROSE
+    assert notes.links == ()
+
+
+def test_deep_nesting_with_a_feed_and_a_transcript_word_is_walked_iteratively() -> None:
+    depth = 5000
+    deep = "<div class='x'>" * depth + f"<p>{PROSE}</p><h2>Transcript</h2>" + "</div>" * depth
+    notes = notes_of(
+        f"<h1>T</h1><p class='dek'>A lead of forty characters or more here.</p>{deep}",
+        feed_notes=PROSE,
+    )
+    assert PROSE in notes.text

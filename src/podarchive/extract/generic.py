@@ -71,9 +71,9 @@ def notes(page: Page) -> PageNotes | None:
     described = None
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
-    deck = find_deck(body)  # a lead under the headline, before the header furniture goes
+    deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
     remove_boilerplate(body)
-    transcript = cut_transcript(body, page.text)
+    transcript = cut_transcript(body, page.lowered)
     matched = None
     if feed:
         matched = from_feed(body, feed, page.base_url, transcript)

@@ -31,6 +31,8 @@ MIN_PRECISION = 0.6
 TEASER_RATIO = 1.4
 #: The container grows to a parent holding at most this many times the run's text.
 CONTAINER_GROWTH = 1.1
+#: ... and at most this many levels up.
+CONTAINER_LEVELS = 6
 
 
 def tokens(text: str) -> list[str]:
@@ -117,8 +119,10 @@ def feed_block(root: Tag, span: Span) -> list[Tag]:
         return parts
     run_text = _text_length(common)
     container = common
-    while container is not root and container.parent is not None:
+    for _ in range(CONTAINER_LEVELS):
         parent = container.parent
+        if container is root or parent is None:
+            break
         if _text_length(parent) > CONTAINER_GROWTH * run_text:
             break
         container = parent

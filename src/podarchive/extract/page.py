@@ -26,6 +26,11 @@ class Page:
         self.feed_notes = feed_notes.strip() if feed_notes else None  # the feed's description
 
     @functools.cached_property
+    def lowered(self) -> str:
+        """The page's text in lower case, for cheap looks before a walk of the tree."""
+        return self.text.lower()
+
+    @functools.cached_property
     def _tree(self) -> tuple[BeautifulSoup, str | None]:
         soup = parse(self.text, huge_tree=True)
         if soup is None:

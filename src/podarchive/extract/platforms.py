@@ -15,6 +15,7 @@ from podarchive.extract.soup import attr
 
 #: platform -> class/id tokens of its furniture ("prefix*" matches any token starting so).
 PLATFORM_FURNITURE: dict[str, tuple[str, ...]] = {
+    "screen readers": ("sr-only", "screen-reader-text", "visually-hidden", "visuallyhidden"),
     "media players": (
         "audio-module*",
         "audio-tool*",

@@ -34,10 +34,10 @@ _SEGMENT_TAGS = ("p", "li", "dd", "tr")
 def cut_transcript(root: Tag, page_text: str) -> tuple[PageTranscriptSegment, ...] | None:
     """Remove the page's transcript from ``root`` and return it as segments, else None.
 
-    ``page_text``, the page's markup, spares the walks for a name where no word says one.
+    ``page_text``, the page's markup in lower case, spares the walks for a name where no word
+    says one.
     """
-    lowered = page_text.lower()
-    named = any(stem in lowered for stem in _STEMS)
+    named = any(stem in page_text for stem in _STEMS)
     parts = (named and (_named(root) or _after_heading(root))) or _speaker_run(root)
     if not parts:
         return None
@@ -75,12 +75,13 @@ def _after_heading(root: Tag) -> list[Tag]:
         if len(text) > 60 or tag.find("a") is not None or tag.find_parent("a") is not None:
             continue
         top = tag
-        while (
-            top.parent is not None and top.parent is not root and len(child_tags(top.parent)) == 1
-        ):
-            if len(collapse(top.parent.get_text())) > len(text):
+        for _ in range(3):  # a <strong> alone in its <p>: the <p> is the heading
+            parent = top.parent
+            if parent is None or parent is root or len(child_tags(parent)) != 1:
                 break
-            top = top.parent  # a <strong> alone in its <p>: the <p> is the heading
+            if len(collapse(parent.get_text())) > len(text):
+                break
+            top = parent
         following = [top, *(s for s in top.next_siblings if isinstance(s, Tag))]
         if sum(len(collapse(s.get_text())) for s in following) >= MIN_TRANSCRIPT_CHARS + len(text):
             return following

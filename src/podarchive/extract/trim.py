@@ -40,9 +40,20 @@ POST_FURNITURE_RE = re.compile(
 MEDIA_URL_RE = re.compile(
     r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
 )
+#: Headings of a box of other episodes or articles.
+RELATED_HEADING_RE = re.compile(
+    r"(related( episodes| posts| articles)?|more episodes|more from this (show|podcast)"
+    r"|you (may|might) also like|also in this podcast|mehr zum thema|weitere folgen"
+    r"|das könnte sie auch interessieren|más episodios|te puede interesar|à écouter aussi"
+    r"|more news|mehr nachrichten)\s*:?",
+    re.I,
+)
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+#: Elements in a furniture line, and in a card or a contents list, at most.
+_MAX_LINE_TAGS = 24
+_MAX_CARD_TAGS = 400
 #: A box left with no more text than this once its cards are gone is their heading alone.
 _BOX_HEADING_CHARS = 60
 _LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
@@ -55,10 +66,16 @@ def drop_furniture_lines(block: Tag) -> None:
     """Remove the furniture lines under ``block`` (see the module docstring), teaser cards of
     other pages and tables of contents of in-page anchors.
     """
+    sizes = _subtree_sizes(block)
     doomed = [
         tag
-        for tag in tags(block, *_LINE_TAGS, "section", "ul", "ol")
-        if _is_card(tag) or _is_contents(tag) or _is_furniture_line(tag)
+        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol")
+        if sizes[id(tag)] <= _MAX_CARD_TAGS
+        and (
+            _is_card(tag)
+            or _is_contents(tag)
+            or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_furniture_line(tag))
+        )
     ]
     doomed += _contents_paragraphs(block)
     for tag in doomed:
@@ -68,6 +85,19 @@ def drop_furniture_lines(block: Tag) -> None:
         tag.extract()
         if _is_card(tag):
             _drop_emptied(parent, block)
+
+
+def _subtree_sizes(block: Tag) -> dict[int, int]:
+    """The number of elements in each element's subtree under ``block``, in one pass: the
+    per-element looks below are then only made on small subtrees (never quadratic)."""
+    order = list(tags(block))
+    sizes = dict.fromkeys((id(tag) for tag in order), 1)
+    sizes[id(block)] = 1
+    for tag in reversed(order):
+        parent = tag.parent
+        if parent is not None and id(parent) in sizes:
+            sizes[id(parent)] += sizes[id(tag)]
+    return sizes
 
 
 def _drop_emptied(parent: Tag, block: Tag) -> None:
@@ -109,8 +139,19 @@ def _only_in_page_anchor(paragraph: Tag) -> bool:
 
 
 def _is_card(tag: Tag) -> bool:
-    """A teaser card: its class says so and its heading is a link to elsewhere."""
-    if tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
+    """A teaser card (its class says so, or an ``<article>`` inside the notes) whose heading
+    is a link to elsewhere; or a box of links under a "Related episodes" heading."""
+    if tag.name == "section" or tag.name == "div":
+        first = next(iter(child_tags(tag)), None)  # the box's own heading opens it
+        if (
+            first is not None
+            and first.name in _CARD_HEADINGS
+            and RELATED_HEADING_RE.fullmatch(collapse(first.get_text()))
+        ):
+            return True
+    if tag.name == "article":
+        pass  # an <article> inside the notes block: another page's card if its heading links
+    elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
     heading = tag.find(_CARD_HEADINGS)
     return isinstance(heading, Tag) and heading.find("a") is not None
@@ -205,16 +246,33 @@ def _continued(block: Tag) -> list[Tag]:
 #: Class words of a lead paragraph under the headline.
 DECK_WORDS = frozenset({"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede"})
 _DECK_CHARS = (40, 600)
+#: A lead is among this many elements after the headline.
+_DECK_REACH = 60
 
 
-def find_deck(body: Tag) -> Tag | None:
-    """The first element after an ``<h1>`` whose class names a lead paragraph, if any."""
-    for tag in tags(body):
-        if "class" not in tag.attrs or tag.name in ("h1", "body", "html"):
+def find_deck(body: Tag, page_text: str) -> Tag | None:
+    """The first element after an ``<h1>`` whose class names a lead paragraph, if any.
+
+    ``page_text``, the page's markup in lower case, spares the walk where no such word is.
+    """
+    if not any(word in page_text for word in DECK_WORDS):
+        return None
+    headline = next(tags(body, "h1"), None)
+    if headline is None:
+        return None
+    seen = 0
+    for tag in headline.next_elements:
+        if not isinstance(tag, Tag):
             continue
-        words = {
-            w for token in attr(tag, "class").lower().split() for w in re.split(r"[-_]+", token)
-        }
+        seen += 1
+        if seen > _DECK_REACH:
+            return None
+        if not tag.attrs.get("class") or tag.name == "h1":
+            continue
+        joined = attr(tag, "class").lower()
+        if not any(word in joined for word in DECK_WORDS):
+            continue
+        words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
         if DECK_WORDS.isdisjoint(words):
             continue
         length = len(collapse(tag.get_text()))
