@@ -398,3 +398,23 @@ def test_deep_nesting_with_a_feed_and_a_transcript_word_is_walked_iteratively() 
         feed_notes=PROSE,
     )
     assert PROSE in notes.text
+
+
+def test_transcript_in_a_details_box_is_kept_out() -> None:
+    lines = "".join(
+        f"<p>Speaker {n % 2 + 1}: and that was the night the lamp went out, line {n}.</p>"
+        for n in range(10)
+    )
+    body = article(f"<p>{PROSE}</p><details><summary>Transcript</summary>{lines}</details>")
+    notes = notes_of(body)
+    assert notes.text == PROSE
+    assert notes.transcript is not None
+    assert notes.transcript[0].speaker == "Speaker 1"
+
+
+def test_comments_and_author_box_are_dropped() -> None:
+    body = article(
+        f"<p>{PROSE}</p><div class='author-box'>Written by the editor, who likes boats.</div>"
+        "<ol class='commentlist'><li>Great episode, thanks for all the lamps!</li></ol>"
+    )
+    assert notes_of(body).text == PROSE
