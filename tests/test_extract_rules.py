@@ -418,3 +418,25 @@ def test_comments_and_author_box_are_dropped() -> None:
         "<ol class='commentlist'><li>Great episode, thanks for all the lamps!</li></ol>"
     )
     assert notes_of(body).text == PROSE
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        '<script>window.__NUXT__={{"data":[{{"episode":{{"descriptionHtml":{notes}}}}}]}};'
+        "</script>",
+        '<script>window.__APOLLO_STATE__ = {{"Episode:42": {{"showNotes": {notes}}}}};</script>',
+        "<script id='__NUXT_DATA__' type='application/json'>{{\"x\": {{\"long_description\": "
+        "{notes}}}}}</script>",
+    ],
+)
+def test_app_state_notes_replace_a_cut_teaser(script: str) -> None:
+    full = (
+        f"<p>{PROSE}</p><p>{MORE}</p><p>Sponsor: <a href='https://lamps.example.com/'>Lamps</a>"
+        "</p><p>Thanks to the harbour office for the recordings and the archive.</p>"
+    )
+    head = script.format(notes=json.dumps(full))
+    notes = extract_page(page(f"<main><p>{PROSE[:70]}…</p></main>", head), URL)
+    assert notes.method == "app-state"
+    assert notes.text.endswith("archive.")
+    assert [link.url for link in notes.links] == ["https://lamps.example.com/"]
