@@ -398,3 +398,45 @@ def test_deep_nesting_with_a_feed_and_a_transcript_word_is_walked_iteratively() 
         feed_notes=PROSE,
     )
     assert PROSE in notes.text
+
+
+def test_transcript_in_a_details_box_is_kept_out() -> None:
+    lines = "".join(
+        f"<p>Speaker {n % 2 + 1}: and that was the night the lamp went out, line {n}.</p>"
+        for n in range(10)
+    )
+    body = article(f"<p>{PROSE}</p><details><summary>Transcript</summary>{lines}</details>")
+    notes = notes_of(body)
+    assert notes.text == PROSE
+    assert notes.transcript is not None
+    assert notes.transcript[0].speaker == "Speaker 1"
+
+
+def test_comments_and_author_box_are_dropped() -> None:
+    body = article(
+        f"<p>{PROSE}</p><div class='author-box'>Written by the editor, who likes boats.</div>"
+        "<ol class='commentlist'><li>Great episode, thanks for all the lamps!</li></ol>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        '<script>window.__NUXT__={{"data":[{{"episode":{{"descriptionHtml":{notes}}}}}]}};'
+        "</script>",
+        '<script>window.__APOLLO_STATE__ = {{"Episode:42": {{"showNotes": {notes}}}}};</script>',
+        "<script id='__NUXT_DATA__' type='application/json'>{{\"x\": {{\"long_description\": "
+        "{notes}}}}}</script>",
+    ],
+)
+def test_app_state_notes_replace_a_cut_teaser(script: str) -> None:
+    full = (
+        f"<p>{PROSE}</p><p>{MORE}</p><p>Sponsor: <a href='https://lamps.example.com/'>Lamps</a>"
+        "</p><p>Thanks to the harbour office for the recordings and the archive.</p>"
+    )
+    head = script.format(notes=json.dumps(full))
+    notes = extract_page(page(f"<main><p>{PROSE[:70]}…</p></main>", head), URL)
+    assert notes.method == "app-state"
+    assert notes.text.endswith("archive.")
+    assert [link.url for link in notes.links] == ["https://lamps.example.com/"]

@@ -27,7 +27,12 @@ from podarchive.urls import domain_of
 
 #: Feed notes with fewer tokens than this are a summary: they confirm the page's block.
 SUMMARY_TOKENS = 60
-_LABELS = {"json-ld": "JSON-LD", "open-graph": "og:description", "feed-match": "feed's notes"}
+_LABELS = {
+    "app-state": "app state",
+    "json-ld": "JSON-LD",
+    "open-graph": "og:description",
+    "feed-match": "feed's notes",
+}
 Transcript = tuple[PageTranscriptSegment, ...] | None
 
 

@@ -31,6 +31,7 @@ BOILERPLATE_WORD_RE = re.compile(
     r"|cookies?|consent|gdpr|breadcrumbs?|crumbs|related|pagination|pager|prevnext|popup"
     r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
     r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
+    r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
 )
 #: An inline style that hides an element.
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)

@@ -25,9 +25,11 @@ MIN_SPEAKER_TURNS = 8
 _WORD_RE = re.compile(r"transcri\w*|transkri\w*|transcripci\w*|mitschrift|abschrift|wortlaut")
 _STEMS = ("transcri", "transkri", "mitschrift", "abschrift", "wortlaut")
 _WORD_RE_ANY = re.compile(_WORD_RE.pattern, re.I)
-_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"})
+_HEADING_TAGS = frozenset(
+    {"h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b", "summary", "span", "dt"}
+)
 _TIME_RE = re.compile(r"^\[?\(?((?:\d{1,2}:)?\d{1,2}:\d{2})(?:[.,]\d+)?\)?\]?\s*[-–:]?\s*")
-_SPEAKER_RE = re.compile(r"^([A-ZÀ-Þ][\w.'’-]*(?: [A-ZÀ-Þ][\w.'’-]*){0,3})\s?:\s+\S")
+_SPEAKER_RE = re.compile(r"^([A-ZÀ-Þ][\w.'’-]*(?: [A-ZÀ-Þ0-9][\w.'’-]*){0,3})\s?:\s+\S")
 _SEGMENT_TAGS = ("p", "li", "dd", "tr")
 
 

@@ -244,7 +244,10 @@ def _continued(block: Tag) -> list[Tag]:
 
 
 #: Class words of a lead paragraph under the headline.
-DECK_WORDS = frozenset({"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede"})
+DECK_WORDS = frozenset(
+    {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
+    | {"description", "teaser", "kicker", "summary"}
+)
 _DECK_CHARS = (40, 600)
 #: A lead is among this many elements after the headline.
 _DECK_REACH = 60
