@@ -10,17 +10,31 @@ when the extractor finds no notes), precision = |kept ∩ expected| / |kept| and
 |kept ∩ expected| / |expected|; an empty set against an empty set counts 1.0, anything
 against an empty set 0.0. Totals are micro-averaged over links. ``--time`` adds the median
 milliseconds of ``extract_page`` per page (PyTorch fixture pages and corpus pages).
+
+``--shared`` (issue #24) scores the real episode pages of ``../shared/corpus/07-real-episode-pages``
+with that folder's own ``score.py`` (imported in place, never copied): podarchive as in this tree,
+given the episode's feed description where the MANIFEST names its feed (``feed_local_path``);
+podarchive as on ``--baseline DIR`` (a ``git archive main src`` unpacked in DIR, run in a child
+process) when given; and trafilatura, a benchmark-only peer, when it is installed. It prints the
+per-page table, then per tool: pages clean (start and end found, at most 10 % other text, and at
+20 %), mean other text, link precision/recall (micro) and CPU milliseconds per page (best of
+5 runs of each page: the median over the pages, and the total).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from podarchive.errors import ExtractError
 from podarchive.extract import extract_page
@@ -185,7 +199,175 @@ def timings() -> str:
     return "\n".join(lines)
 
 
+SHARED = ROOT.parent / "shared" / "corpus" / "07-real-episode-pages"
+
+
+def load_scorer() -> ModuleType:
+    """The corpus folder's ``score.py``, imported from where it is."""
+    sys.dont_write_bytecode = True  # leave no __pycache__ beside the pages
+    spec = importlib.util.spec_from_file_location("shared_score", SHARED / "score.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def feed_notes_for(row: dict[str, str]) -> str | None:
+    """The description of the page's episode in its feed, where the corpus holds the feed."""
+    if not row.get("feed_local_path"):
+        return None
+    from podarchive.parse import parse_feed
+
+    feed = parse_feed((SHARED / row["feed_local_path"]).read_bytes())
+    page = row["page_url"].rstrip("/")
+    for episode in feed.episodes:
+        if episode.link and episode.link.rstrip("/") == page:
+            return episode.notes_html or episode.summary
+    return None
+
+
+def run_podarchive(rows: dict[str, dict[str, str]], repeats: int) -> dict[str, dict[str, Any]]:
+    """Each page's text, links and median seconds with this tree's (or DIR's) extractor."""
+    import inspect
+
+    guided = "feed_notes" in inspect.signature(extract_page).parameters
+    results: dict[str, dict[str, Any]] = {}
+    for pid, row in rows.items():
+        raw = (SHARED / row["local_path"]).read_bytes()
+        feed = feed_notes_for(row) if guided else None
+        kwargs: dict[str, Any] = {"feed_notes": feed} if feed else {}
+        times = []
+        result: dict[str, Any] = {"text": "", "links": [], "method": "none"}
+        for _ in range(repeats):
+            start = time.process_time()
+            try:
+                notes = extract_page(raw, row["page_url"], **kwargs)
+            except ExtractError as error:
+                result = {"text": "", "links": [], "method": "none", "error": str(error)}
+            else:
+                result = {
+                    "text": notes.text,
+                    "links": [link.url for link in notes.links],
+                    "method": getattr(notes, "method", "") or notes.extractor,
+                    "transcript": len(getattr(notes, "transcript", None) or ()),
+                }
+            times.append(time.process_time() - start)
+        result["secs"] = min(times)  # the least disturbed of the runs (cores are shared)
+        results[pid] = result
+    return results
+
+
+def run_trafilatura(rows: dict[str, dict[str, str]], repeats: int) -> dict[str, dict[str, Any]]:
+    """trafilatura as the corpus' ``run.py`` calls it (links from its XML output)."""
+    from urllib.parse import urljoin
+
+    import trafilatura
+    from lxml import etree
+
+    results: dict[str, dict[str, Any]] = {}
+    for pid, row in rows.items():
+        html = (SHARED / row["local_path"]).read_bytes().decode("utf-8", "replace")
+        url = row["page_url"]
+        times = []
+        for _ in range(repeats):
+            start = time.process_time()
+            xml = trafilatura.extract(html, url=url, include_links=True, output_format="xml")
+            text = trafilatura.extract(html, url=url, include_links=False, output_format="txt")
+            times.append(time.process_time() - start)
+        links = []
+        if xml:
+            for ref in etree.fromstring(xml.encode("utf-8")).iter("ref"):
+                if target := ref.get("target"):
+                    links.append(urljoin(url, target))
+        results[pid] = {"text": text or "", "links": links, "secs": min(times)}
+    return results
+
+
+def run_baseline(directory: str, repeats: int) -> dict[str, dict[str, Any]]:
+    """This benchmark's podarchive run in a child process with ``DIR/src`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(Path(directory) / "src")}
+    command = [sys.executable, str(Path(__file__).resolve()), "--shared-child", str(repeats)]
+    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out))
+
+
+def shared_table(tools: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Per page and tool: clean (C), found (F) or nothing (-), other text, P, R; then totals."""
+    scorer = load_scorer()
+    rows = scorer.episode_rows(SHARED)
+    labels = {
+        pid: json.loads((SHARED / "labels" / f"{pid}.json").read_text("utf-8")) for pid in rows
+    }
+    names = list(tools)
+    lines = ["| page | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    scored: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for pid, row in rows.items():
+        cells = []
+        for name in names:
+            result = tools[name].get(pid, {"text": "", "links": []})
+            one = scorer.score_one(labels[pid], result, row["page_url"])
+            scored[name].append(one | {"secs": result.get("secs", 0.0)})
+            mark = "C" if scorer.is_clean(one) else ("F" if one["found"] else "-")
+            junk = "–" if one.get("junk_x") is None else f"{one['junk_x']:.0%}"
+            extra = f" {result['method']}" if result.get("method") else ""
+            cells.append(f"{mark} {junk} P {_fmt(one.get('P'))} R {_fmt(one.get('R'))}{extra}")
+        lines.append(f"| {pid} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name in names:
+        lines.append(f"{name}: " + _totals(scorer, scored[name]))
+    return "\n".join(lines)
+
+
+def _totals(scorer: ModuleType, scored: list[dict[str, Any]]) -> str:
+    summary = scorer.summarize(scored)
+    at20 = sum(
+        bool(
+            s.get("start") and s.get("end_x") and s.get("junk_x") is not None and s["junk_x"] <= 0.2
+        )
+        for s in scored
+    )
+    cpu = statistics.median(s["secs"] for s in scored) * 1000
+    total = sum(s["secs"] for s in scored) * 1000
+    return (
+        f"clean {summary['clean']}/{summary['pages']} (at 20 %: {at20}); other text mean "
+        f"{_fmt(summary['junk_x_mean'], pct=True)}; links P {_fmt(summary['P_micro'])} "
+        f"R {_fmt(summary['R_micro'])}; CPU median {cpu:.1f} ms/page, total {total:.0f} ms"
+    )
+
+
+def _fmt(value: float | None, *, pct: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.0%}" if pct else f"{value:.2f}"
+
+
+def shared(argv: list[str]) -> None:
+    """The ``--shared`` run (see the module docstring)."""
+    if not (SHARED / "MANIFEST.tsv").exists():
+        print(f"no shared pages at {SHARED}: skipped")
+        return
+    rows = load_scorer().episode_rows(SHARED)
+    repeats = 5
+    tools: dict[str, dict[str, dict[str, Any]]] = {}
+    if "--baseline" in argv:
+        tools["podarchive before"] = run_baseline(argv[argv.index("--baseline") + 1], repeats)
+    tools["podarchive"] = run_podarchive(rows, repeats)
+    try:
+        tools["trafilatura"] = run_trafilatura(rows, repeats)
+    except ImportError as error:
+        print(f"trafilatura not installed ({error}): left out")
+    print(shared_table(tools))
+
+
 def main(argv: list[str]) -> None:
+    if "--shared-child" in argv:
+        rows = load_scorer().episode_rows(SHARED)
+        print(json.dumps(run_podarchive(rows, int(argv[argv.index("--shared-child") + 1]))))
+        return
+    if "--shared" in argv:
+        shared(argv)
+        return
     print(table([score(page) for page in labelled_pages()]))
     if "--time" in argv:
         print()

@@ -145,6 +145,7 @@ def test_json(archive_db: Path) -> None:
         "file_error": None,
         "file_errors": {},
         "kept_fewer": None,
+        "pages_low_confidence": 0,
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

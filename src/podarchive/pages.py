@@ -23,7 +23,15 @@ from podarchive.errors import ExtractError, PodarchiveError, safe_url
 from podarchive.fetch import Fetcher
 from podarchive.fetch_for import blame_last, get_again
 from podarchive.store import Archive
-from podarchive.types import FetchRecord, FetchResult, KeptBody, PageNotes, PageResult, PageTask
+from podarchive.types import (
+    FetchRecord,
+    FetchResult,
+    KeptBody,
+    PageHow,
+    PageNotes,
+    PageResult,
+    PageTask,
+)
 
 log = logging.getLogger("podarchive")
 
@@ -53,7 +61,12 @@ def fetch_page(
         body = KeptBody.of(result.body, result.final_url, result.content_type)
         try:
             notes = (cpu or CpuLane(1)).run(
-                read_page, body.body, body.url, body.content_type, weight=len(body.body)
+                read_page,
+                body.body,
+                body.url,
+                body.content_type,
+                task.feed_notes,
+                weight=len(body.body),
             )
         except ExtractError as e:  # no notes: the page is still worth keeping
             return PageOutcome(task, records, result, error=e, body=body, schedule=schedule)
@@ -108,6 +121,7 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
         last_modified=result.last_modified,
         body=outcome.body,
         recheck_at=recheck_at,
+        how=PageHow.of(notes),
     )
     return status
 
@@ -146,11 +160,14 @@ def pages_due(
     ``failed_now`` (the schedule's fetch settings changed): every page that failed, or had
     no notes, is due now, whatever its back-off, and so is every failing re-check.
     """
-    fresh = [
-        t
-        for t in archive.pages_to_fetch(feed_id)
-        if failed_now or policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
-    ]
+    fresh = archive.with_feed_notes(
+        [
+            t
+            for t in archive.pages_to_fetch(feed_id)
+            if failed_now
+            or policy.page_retry_due(t.status, t.attempts, parse_iso(t.fetched_at), now)
+        ]
+    )
     recheck = archive.pages_to_recheck(feed_id, iso(now), everything=everything, failing=failed_now)
     return fresh + recheck
 

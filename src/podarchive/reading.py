@@ -118,9 +118,12 @@ def _hashed(
     return [dataclasses.replace(w, item_hash=by_key.get(w.key)) for w in writes]
 
 
-def read_page(body: bytes, url: str, content_type: str | None) -> PageNotes:
-    """The show notes of an episode page (:func:`~podarchive.extract.extract_page`)."""
-    return extract_page(body, url, content_type=content_type)
+def read_page(
+    body: bytes, url: str, content_type: str | None, feed_notes: str | None = None
+) -> PageNotes:
+    """The show notes of an episode page (:func:`~podarchive.extract.extract_page`), found
+    with the episode's notes in its feed (``feed_notes``), when it has any."""
+    return extract_page(body, url, content_type=content_type, feed_notes=feed_notes)
 
 
 def read_transcript(

@@ -7,7 +7,9 @@ marks and the feed's metadata. Archive pages stored by ``backfill`` are replayed
 pages: their episodes only, never marking anything absent nor touching the feed's metadata.
 Episode pages are replayed from their kept raw bodies (schema 8, issue #12): every body an
 episode's page served, in order, through the current extractor, rebuilding the page notes,
-page links and page revisions. A page archived before schema 8, whose notes are older than
+page links and page revisions, with the episode's feed notes to find them by; how they
+were found (method, evidence, confidence) and the page's own transcript come from the
+latest body with notes. A page archived before schema 8, whose notes are older than
 any kept body, is left as it is. With an unchanged parser and extractor the archive comes
 out the same as the original runs made it.
 """
@@ -65,16 +67,17 @@ def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
 
 def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None:
     """Re-extract every kept page body of the feed's episodes and rebuild their page side."""
-    for episode_id in archive.episodes_with_page_bodies(feed_id):
+    for episode_id, feed_notes in archive.episodes_with_page_bodies(feed_id):
         if not archive.page_bodies_cover_history(episode_id):
             report.pages_kept += 1
             continue
         versions: list[tuple[str, PageNotes]] = []
         for seen_at, body in archive.page_observations(episode_id):
             try:
-                versions.append((seen_at, read_page(body.body, body.url, body.content_type)))
+                notes = read_page(body.body, body.url, body.content_type, feed_notes)
             except ExtractError:
                 continue  # no notes in this body: the earlier ones stay current
+            versions.append((seen_at, notes))
         report.pages += 1
         report.pages_changed += archive.rebuild_page_history(episode_id, versions)
 

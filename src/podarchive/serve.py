@@ -78,6 +78,7 @@ from podarchive.shard_search import (
 )
 from podarchive.store import inspect_file, refusal
 from podarchive.transcripts import format_timestamp, media_link
+from podarchive.types import LOW_CONFIDENCE
 from podarchive.urls import is_http_url, join_url
 
 DEFAULT_HOST = "127.0.0.1"
@@ -741,6 +742,7 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
         notes_base=link or page_url or _http(episode["podcast_link"]),
         page_notes_base=page_url or link,
         same_notes=_words(episode.get("notes_text")) == _words(episode.get("page_notes_text")),
+        low_confidence=LOW_CONFIDENCE,
     )
 
     links: dict[str, dict[str, Any]] = {}
@@ -782,7 +784,8 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
     transcripts = await select(
         "transcripts",
         "select id, url, format, language, status, items, rel from transcripts "
-        "where episode_id = :id order by status = 'ok' and items > 0 desc, position",
+        "where episode_id = :id order by status = 'ok' and items > 0 desc, format = 'page', "
+        "position",
     )
     episode["transcripts"] = transcripts
     shown = transcripts[0] if transcripts and transcripts[0]["items"] else None

@@ -11,7 +11,8 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
                 "last_success_at", "last_error", "last_error_at", "error_count",
                 "next_due_at", "gone_at", "episodes", "pages_pending", "pages_failed",
                 "pages_empty", "pages_missing", "page_errors", "transcripts_failing",
-                "chapters_failing", "file_error", "file_errors", "kept_fewer", "failing"},
+                "chapters_failing", "file_error", "file_errors", "kept_fewer",
+                "pages_low_confidence", "failing"},
                ...]}
 
 ``transcripts_failing`` / ``chapters_failing`` count the listed files whose last fetch failed;
@@ -19,7 +20,9 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
 pages and files by reason (:func:`reason_of`: ``{"blocked: private address": 9}``), commonest
 first. ``kept_fewer`` is None, or the warning of a feed whose latest body read gave fewer
 episodes than feedparser read items (``kept 9 of the 10 items feedparser read: …``); the
-text shows it on a line of its own under the table.
+text shows it on a line of its own under the table. ``pages_low_confidence`` counts the
+feed's archived pages whose notes were found with a confidence below
+:data:`~podarchive.types.LOW_CONFIDENCE` (#24): a line of its own under the table too.
 
 The same reasons, with what to do about each (:func:`fix_for`), make the line ``podarchive
 run`` prints for a feed whose pages or files failed (:func:`problem_line`).
@@ -39,6 +42,7 @@ from typing import Any
 
 from podarchive.clock import iso
 from podarchive.errors import one_line, safe_label, safe_url
+from podarchive.types import LOW_CONFIDENCE
 
 STATUS_FORMAT = 1
 HEARTBEAT_STALE = timedelta(seconds=60)  # no heartbeat for this long: the daemon is dead
@@ -210,10 +214,18 @@ def feed_lines(feeds: Sequence[Mapping[str, Any]], now: datetime) -> list[str]:
 
 
 def warning_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per feed whose latest body lost episodes (``kept_fewer``), under the table."""
-    return [
+    """One line per feed whose latest body lost episodes (``kept_fewer``), then one per feed
+    with pages whose notes are low-confidence, under the table."""
+    lines = [
         f"warning: {_name(f)}: {one_line(f['kept_fewer'])}" for f in feeds if f.get("kept_fewer")
     ]
+    lines.extend(
+        f"low confidence: {_name(f)}: {plural(n, 'page')} whose notes were found with a "
+        f"confidence below {LOW_CONFIDENCE} (episodes.page_evidence says why)"
+        for f in feeds
+        if (n := int(f.get("pages_low_confidence") or 0))
+    )
+    return lines
 
 
 def failing_lines(doc: Mapping[str, Any]) -> list[str]:

@@ -186,6 +186,22 @@ class PageNotes:
     text: str  # the notes as plain text
     links: tuple[Link, ...]
     extractor: str  # which extractor found them: "simplecast", "generic", ...
+    # How they were found (issue #24); left out of equality, so older comparisons hold.
+    #: "feed-match", "json-ld", "app-state", "platform:<name>", "simplecast", "generic"
+    method: str = field(default="", compare=False)
+    evidence: str = field(default="", compare=False)  # a short account of what matched
+    confidence: float = field(default=0.0, compare=False)  # 0..1: how sure the extractor is
+    #: The page's own transcript, kept out of the notes; None when the page shows none.
+    transcript: tuple[PageTranscriptSegment, ...] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PageTranscriptSegment:
+    """One line of a transcript shown on an episode page."""
+
+    start: float | None  # seconds from the start, where the page gives a time
+    text: str
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +422,25 @@ class PageTask:
     first_seen_at: str | None = None
     failures: int = 0  # consecutive failed re-checks
     document_id: int | None = None  # the page body archived last
+    feed_notes: str | None = None  # the episode's notes in its feed (HTML), to find the page's
+
+
+#: Page notes found with less confidence than this are counted by ``podarchive status``.
+LOW_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class PageHow:
+    """How a page's notes were found, as stored beside them (issue #24)."""
+
+    method: str
+    evidence: str
+    confidence: float
+    transcript: tuple[PageTranscriptSegment, ...] | None = None
+
+    @classmethod
+    def of(cls, notes: PageNotes) -> PageHow:
+        return cls(notes.method, notes.evidence, notes.confidence, notes.transcript)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,19 @@
 * :func:`extract_links` — every http(s) ``<a href>`` of a fragment, absolute, in document order.
 * :func:`html_to_text` — plain text of a fragment, one line per block.
 * :func:`extract_page` — the show notes of an episode page: the first extractor in
-  ``registry.EXTRACTORS`` (``simplecast``, then ``generic``) that finds them.
+  ``registry.EXTRACTORS`` (``simplecast``, then ``generic``) that finds them; given the feed's
+  notes (``feed_notes=``), the page block that carries them. The result says how
+  (``method``, ``evidence``, ``confidence``) and holds the page's own transcript, kept out of
+  the notes (``transcript``).
 * :func:`discover_feeds`, :func:`page_title`, :func:`page_links`, :func:`sitemap_entries` —
   what a site tells about itself (``site``).
 
 Modules: ``decode`` (bytes → text), ``soup`` (the bs4 adapter), ``links``, ``text``,
 ``markup`` (inner HTML), ``page`` (what an extractor gets), ``simplecast``, ``generic`` and
-``boilerplate``, ``registry``, ``site``. Only ``extract_page`` raises, and only
+``boilerplate``, ``platforms`` (platform furniture), ``transcript`` (on-page transcripts),
+``trim`` (tidying the chosen block), ``structured`` (JSON-LD, Open Graph), ``guided`` (the
+block that carries a reference text), ``assemble`` (notes from parts or a reference),
+``registry``, ``site``. Only ``extract_page`` raises, and only
 :class:`~podarchive.errors.ExtractError`. Every walk over the tree is iterative, so deeply
 nested pages cannot exhaust the recursion limit.
 """

@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterator
 
 from bs4.element import Tag
 
+from podarchive.extract.platforms import platform_furniture
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Page furniture the generic extractor removes before it looks for the notes.
 BOILERPLATE_TAGS = frozenset(
     {"script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form"}
     | {"iframe", "svg", "button", "select", "textarea", "dialog"}
+    | {"audio", "video", "object", "embed"}  # players: their fallback text is never notes
 )
 #: ARIA landmarks that are never the notes.
 BOILERPLATE_ROLES = frozenset(
@@ -28,7 +30,11 @@ BOILERPLATE_WORD_RE = re.compile(
     r"\w*nav|navigation|\w*menu|sidebar|comments?|share|sharing|sharedaddy|social|footer"
     r"|cookies?|consent|gdpr|breadcrumbs?|crumbs|related|pagination|pager|prevnext|popup"
     r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
+    r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
+    r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
 )
+#: An inline style that hides an element.
+HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 #: A class or id token (lower case) that names an episode's notes: a word of it, split on
 #: "-" and "_", is one of :data:`NOTES_WORDS`, or it contains one of :data:`NOTES_PHRASES`.
 NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
@@ -66,9 +72,22 @@ def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
     """Whether to remove ``tag``; ``protected()``: the ids of landmark ancestors."""
     if tag.name in BOILERPLATE_TAGS:
         return tag.name != "form" or id(tag) not in protected()
-    if tag.name in PROTECTED_TAGS or not _is_marked_boilerplate(tag):
+    if tag.name in PROTECTED_TAGS:
+        return False
+    if is_hidden(tag):
+        return True
+    if not _is_marked_boilerplate(tag) and platform_furniture(tag) is None:
         return False
     return id(tag) not in protected()
+
+
+def is_hidden(tag: Tag) -> bool:
+    """Whether ``tag`` is hidden: ``hidden``, ``aria-hidden="true"`` or a hiding style."""
+    attrs = tag.attrs
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = attrs.get("style")
+    return isinstance(style, str) and HIDDEN_STYLE_RE.search(style) is not None
 
 
 def _is_marked_boilerplate(tag: Tag) -> bool:

@@ -13,8 +13,12 @@ The rule, in order (prose: text outside links, headings and ``<time>``):
 4. else the densest container (readability-style), if it has :data:`MIN_NOTES_CHARS` of
    prose: with no explicit container the threshold keeps furniture out.
 
-The block is then narrowed to a single child that holds nearly all its text. It applies to
-every page, so it comes last.
+The block is then narrowed to a single child that holds nearly all its text, joined with the
+siblings that continue it, and tidied (``trim``). Before all that, hidden elements, players and
+platform furniture go (``boilerplate``, ``platforms``) and an on-page transcript is cut out
+(``transcript``). Given the feed's notes, the page block that carries them wins (``guided``);
+a feed summary only confirms the main block. The structured description (JSON-LD, Open Graph)
+replaces a block that is only its teaser. It applies to every page, so it comes last.
 """
 
 from __future__ import annotations
@@ -24,12 +28,19 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
+from podarchive.extract.assemble import checked_against, from_feed, is_summary, notes_of, tidied
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
-from podarchive.extract.links import links_in
-from podarchive.extract.markup import inner_html
+from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
-from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS, text_of
+from podarchive.extract.structured import (
+    Described,
+    has_structured_data,
+    structured_description,
+)
+from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
+from podarchive.extract.transcript import cut_transcript
+from podarchive.extract.trim import find_deck, split_siblings, with_deck
 from podarchive.types import PageNotes
 
 NAME = "generic"
@@ -51,18 +62,33 @@ def applies(text: str, url: str) -> bool:
 
 
 def notes(page: Page) -> PageNotes | None:
-    """The main block's notes (the rule is in the module docstring), or None."""
+    """The page's notes: the block carrying the feed's notes, else the main block (the rule is
+    in the module docstring), checked against the structured description; or None."""
     body = page.soup.body
     if body is None:
         body = page.soup
+    feed = page.feed_notes
+    described = None
+    if not feed and has_structured_data(page.text):
+        described = structured_description(page.soup, page.url)  # before the scripts go
+    deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
     remove_boilerplate(body)
+    transcript = cut_transcript(body, page.lowered)
+    matched = None
+    if feed:
+        matched = from_feed(body, feed, page.base_url, transcript)
+        if matched is not None and not is_summary(feed):
+            return matched
+        described = Described("feed-match", feed)  # a summary, a teaser, or no match
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
-        return None
-    block = _narrowed(block, stats)
-    html = inner_html(block).strip()
-    return PageNotes(html, text_of(block), links_in(block, page.base_url), NAME)
+        return matched
+    parts = tidied(with_deck(split_siblings(_narrowed(block, stats)), deck, tokens))
+    found = notes_of(parts, page.base_url, NAME, transcript=transcript)
+    if described is None:
+        return found
+    return checked_against(found, described, page.base_url, matched)
 
 
 class _TextStats(NamedTuple):

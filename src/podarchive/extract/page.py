@@ -20,9 +20,15 @@ class Page:
     removed from it; the base URL is read before any extractor touches the tree.
     """
 
-    def __init__(self, text: str, url: str) -> None:
+    def __init__(self, text: str, url: str, feed_notes: str | None = None) -> None:
         self.text = text
         self.url = url
+        self.feed_notes = feed_notes.strip() if feed_notes else None  # the feed's description
+
+    @functools.cached_property
+    def lowered(self) -> str:
+        """The page's text in lower case, for cheap looks before a walk of the tree."""
+        return self.text.lower()
 
     @functools.cached_property
     def _tree(self) -> tuple[BeautifulSoup, str | None]:

@@ -16,12 +16,20 @@ from podarchive.types import PageNotes
 EXTRACTORS: tuple[Extractor, ...] = (simplecast, generic)
 
 
-def extract_page(html: bytes | str, url: str, *, content_type: str | None = None) -> PageNotes:
+def extract_page(
+    html: bytes | str,
+    url: str,
+    *,
+    content_type: str | None = None,
+    feed_notes: str | None = None,
+) -> PageNotes:
     """The show notes of an episode page fetched from ``url``.
 
-    Raises :class:`ExtractError` with a one-line reason ("not HTML …", "no show notes found").
+    ``feed_notes``: the episode's description in its feed (HTML or text), when known; the
+    page block that carries it is then the notes (``method="feed-match"``). Raises
+    :class:`ExtractError` with a one-line reason ("not HTML …", "no show notes found").
     """
-    page = Page(decode_page(html, content_type), url)
+    page = Page(decode_page(html, content_type), url, feed_notes)
     for extractor in EXTRACTORS:
         if extractor.applies(page.text, url):
             notes = extractor.notes(page)

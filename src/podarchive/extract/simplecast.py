@@ -30,7 +30,7 @@ _NEXT_DATA_ID = "__NEXT_DATA__"
 _SIMPLECAST_HOST = "simplecast.com"
 _SIMPLECAST_PLAYER = "player.simplecast.com"
 _SHOW_NOTES_HEADINGS = frozenset({"show notes", "shownotes", "episode notes"})
-_NOTES_FIELDS = ("long_description", "description")
+_NOTES_FIELDS = ("long_description", "shownotes", "description")
 
 
 def applies(text: str, url: str) -> bool:
@@ -91,7 +91,9 @@ def _simplecast_notes(
     if not text:
         return None
     html = inner_html(section).strip()
-    return PageNotes(html, text, links_in(section, base_url), NAME)
+    links = links_in(section, base_url)
+    evidence = '"Show notes" section'
+    return PageNotes(html, text, links, NAME, method=NAME, evidence=evidence, confidence=0.8)
 
 
 def _next_data_episode(soup: BeautifulSoup) -> dict[str, object] | None:
@@ -122,7 +124,11 @@ def _notes_from_fragment(notes_html: str, base_url: str | None) -> PageNotes | N
     text = html_to_text(notes_html)
     if not text:
         return None
-    return PageNotes(notes_html, text, extract_links(notes_html, base_url), NAME)
+    links = extract_links(notes_html, base_url)
+    evidence = "__NEXT_DATA__ episode notes"
+    return PageNotes(
+        notes_html, text, links, NAME, method="app-state", evidence=evidence, confidence=0.9
+    )
 
 
 def _show_notes_section(soup: BeautifulSoup) -> Tag | None:

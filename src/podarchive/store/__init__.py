@@ -66,6 +66,7 @@ from .files import (
     refusal,
     storage_error,
 )
+from .page_transcripts import PAGE_FORMAT
 from .pages import PagesMixin
 from .schema import (
     BOOKKEEPING_INDEX,
@@ -108,6 +109,7 @@ __all__ = [
     "FILES_DUE",
     "FILE_STATE_COLUMNS",
     "FILE_TABLES",
+    "PAGE_FORMAT",
     "FTS_UPDATE_TRIGGER",
     "HISTORY_EPISODE_COLUMNS",
     "INSERTED_COLUMNS",

@@ -206,9 +206,13 @@ class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
     def backfill_page_tasks(self, feed_id: int, since: str | None) -> list[tuple[PageTask, str]]:
         """:meth:`pages_to_fetch` with each task's episode key, published on/after ``since``."""
         rows = self.db.execute(
-            "SELECT id, feed_id, page_url, page_etag, page_last_modified, key FROM episodes "
+            "SELECT id, feed_id, page_url, page_etag, page_last_modified, key, notes_html "
+            "FROM episodes "
             f"WHERE feed_id = ? AND {PAGES_DUE} "
             "AND (? IS NULL OR published IS NULL OR published >= ?) ORDER BY id",
             [feed_id, since, since],
         ).fetchall()
-        return [(PageTask(*row[:5]), str(row[5])) for row in rows]
+        return [
+            (PageTask(row[0], row[1], row[2], row[3], row[4], feed_notes=row[6]), str(row[5]))
+            for row in rows
+        ]

@@ -18,8 +18,8 @@ from .base import json_objects
 from .chapters import ChaptersMixin
 from .documents import DocumentsMixin
 from .fetch_log import FetchLogMixin
+from .page_transcripts import PageTranscriptsMixin
 from .schema import FILES_DUE
-from .transcripts import TranscriptsMixin
 
 #: file kind → (table, the episode column that lists the files, the feed attributes kept)
 FILE_TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -28,7 +28,7 @@ FILE_TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 
-class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLogMixin):
+class EpisodeFilesMixin(PageTranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLogMixin):
     """The files side of episodes, written inside the caller's transaction."""
 
     def _sync_files(self, episode_id: int, row: Row, now: str, *, new: bool) -> None:
@@ -64,7 +64,8 @@ class EpisodeFilesMixin(TranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLo
                     )
             for file_id in known.values():
                 self.db.execute(
-                    f"UPDATE {table} SET unlisted_at = coalesce(unlisted_at, ?) WHERE id = ?",
+                    f"UPDATE {table} SET unlisted_at = coalesce(unlisted_at, ?) WHERE id = ? "
+                    "AND format IS NOT 'page'",  # the page's own transcript: the feed lists none
                     [now, file_id],
                 )
         self._sync_simple_chapters(episode_id, row.get("simple_chapters"), now, new=new)

@@ -9,17 +9,19 @@ timestamp or an ad changed: issue #23), writes only the page's bookkeeping.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from podarchive.types import FetchRecord, KeptBody, Link, PageNotes, PageTask
+from podarchive.types import FetchRecord, KeptBody, Link, PageHow, PageNotes, PageTask
 
 from .episodes import EpisodesMixin
+from .page_transcripts import PAGE_FORMAT
 from .schema import PAGE_RECHECK, PAGES_DUE
 
 _TASK_COLUMNS = (
     "id, feed_id, page_url, page_etag, page_last_modified, page_status, page_attempts, "
-    "page_fetched_at, published, first_seen_at, page_failures, page_document_id"
+    "page_fetched_at, published, first_seen_at, page_failures, page_document_id, notes_html"
 )
 _DUE_COLUMNS = _TASK_COLUMNS.index(", published")  # what the pages-due index holds
 
@@ -43,6 +45,18 @@ class PagesMixin(EpisodesMixin):
             [feed_id],
         ).fetchall()
         return [PageTask(*row) for row in rows]
+
+    def with_feed_notes(self, tasks: Sequence[PageTask]) -> list[PageTask]:
+        """``tasks`` with each episode's feed notes, 500 episodes a query
+        (:meth:`pages_to_fetch` reads its index alone, which does not hold them)."""
+        ids = [t.episode_id for t in tasks]
+        notes: dict[int, str | None] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            query = f"SELECT id, notes_html FROM episodes WHERE id IN ({marks})"
+            notes.update(self.db.execute(query, chunk).fetchall())
+        return [dataclasses.replace(t, feed_notes=notes.get(t.episode_id)) for t in tasks]
 
     def page_age(self, episode_id: int) -> tuple[str | None, str | None]:
         """The episode's (published, first_seen_at): what its page's re-checks follow."""
@@ -89,12 +103,14 @@ class PagesMixin(EpisodesMixin):
         last_modified: str | None = None,
         body: KeptBody | None = None,
         recheck_at: str | None = None,
+        how: PageHow | None = None,
     ) -> None:
         """Store a page outcome: ``ok``, ``not_modified``, ``empty`` or ``failed``.
 
         ``body`` is the raw page, kept when it differs from the one kept last, unless its
         notes and links are the current ones (read from a body kept before); ``recheck_at``
-        when the page is next due for a re-check (None: not re-checked, e.g. backfill).
+        when the page is next due for a re-check (None: not re-checked, e.g. backfill);
+        ``how`` the notes were found and the transcript the page shows (issue #24).
         """
         with self.transaction():
             if status == "ok" and self._same_notes(task, extractor, notes_html, links):
@@ -117,6 +133,8 @@ class PagesMixin(EpisodesMixin):
                     "page_document_id = coalesce(?, page_document_id) WHERE id = ?",
                     [now, etag, last_modified, recheck_at, document_id, task.episode_id],
                 )
+                if how is not None:
+                    self._store_how(task.episode_id, how, document_id, now)
             elif recheck:
                 self.db.execute(
                     "UPDATE episodes SET page_error = ?, page_fetched_at = ?, "
@@ -133,6 +151,16 @@ class PagesMixin(EpisodesMixin):
                     [status, error, now, document_id, task.episode_id],
                 )
             self._log(records, feed_id=task.feed_id, episode_id=task.episode_id)
+
+    def _store_how(self, episode_id: int, how: PageHow, document_id: int | None, now: str) -> None:
+        """Record how the page's notes were found, and the transcript the page shows."""
+        self.db.execute(
+            "UPDATE episodes SET page_method = ?, page_evidence = ?, page_confidence = ? "
+            "WHERE id = ?",
+            [how.method or None, how.evidence or None, how.confidence, episode_id],
+        )
+        if how.transcript:
+            self._store_page_transcript(episode_id, how.transcript, document_id, now)
 
     def _same_notes(
         self, task: PageTask, extractor: str | None, notes_html: str | None, links: Sequence[Link]
@@ -205,14 +233,15 @@ class PagesMixin(EpisodesMixin):
         ).fetchall()
         return [(seen_at, self.document(document_id)) for seen_at, document_id in rows]
 
-    def episodes_with_page_bodies(self, feed_id: int) -> list[int]:
-        """The feed's episodes whose page bodies are kept (fetched by schema 8 or later)."""
+    def episodes_with_page_bodies(self, feed_id: int) -> list[tuple[int, str | None]]:
+        """The feed's episodes whose page bodies are kept (fetched by schema 8 or later),
+        each with its notes in the feed (HTML): (episode id, feed notes)."""
         rows = self.db.execute(
-            "SELECT DISTINCT b.episode_id FROM page_bodies b JOIN episodes e "
+            "SELECT DISTINCT b.episode_id, e.notes_html FROM page_bodies b JOIN episodes e "
             "ON e.id = b.episode_id WHERE e.feed_id = ? ORDER BY b.episode_id",
             [feed_id],
         )
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), r[1]) for r in rows]
 
     def rebuild_page_history(
         self, episode_id: int, versions: Sequence[tuple[str, PageNotes]]
@@ -234,7 +263,8 @@ class PagesMixin(EpisodesMixin):
                     self.db.execute(f"DELETE FROM episode_revisions WHERE id IN ({marks})", old)
                 self.db.execute(
                     "UPDATE episodes SET page_notes_html = NULL, page_notes_text = NULL, "
-                    "page_extractor = NULL, page_version_seen_at = NULL WHERE id = ?",
+                    "page_extractor = NULL, page_version_seen_at = NULL, page_method = NULL, "
+                    "page_evidence = NULL, page_confidence = NULL WHERE id = ?",
                     [episode_id],
                 )
                 self._drop_links(episode_id, "page")
@@ -243,6 +273,9 @@ class PagesMixin(EpisodesMixin):
                     self._store_notes(
                         task, seen_at, notes.extractor, notes.html, notes.text, notes.links
                     )
+                if versions:  # the current notes say how they were found
+                    seen_at, notes = versions[-1]
+                    self._store_how(episode_id, PageHow.of(notes), None, seen_at)
                 self.db.execute(
                     "UPDATE episodes SET page_status = CASE WHEN page_notes_text IS NULL "
                     "THEN 'empty' ELSE 'ok' END WHERE id = ? AND page_status IS NOT NULL",
@@ -257,8 +290,8 @@ class PagesMixin(EpisodesMixin):
     def _page_history(self, episode_id: int) -> tuple[Any, ...]:
         return (
             self.db.execute(
-                "SELECT page_notes_html, page_extractor, page_version_seen_at, page_status "
-                "FROM episodes WHERE id = ?",
+                "SELECT page_notes_html, page_extractor, page_version_seen_at, page_status, "
+                "page_method, page_evidence, page_confidence FROM episodes WHERE id = ?",
                 [episode_id],
             ).fetchone(),
             self.db.execute(
@@ -271,6 +304,12 @@ class PagesMixin(EpisodesMixin):
                 "LEFT JOIN episode_revisions r ON r.id = l.revision_id "
                 "WHERE l.episode_id = ? AND l.source = 'page' ORDER BY r.seen_until, l.position",
                 [episode_id],
+            ).fetchall(),
+            self.db.execute(
+                "SELECT s.revision_id, s.position, s.start, s.speaker, s.text "
+                "FROM transcript_segments s JOIN transcripts t ON t.id = s.transcript_id "
+                "WHERE t.episode_id = ? AND t.format = ? ORDER BY s.id",
+                [episode_id, PAGE_FORMAT],
             ).fetchall(),
         )
 

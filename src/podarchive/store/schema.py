@@ -555,6 +555,17 @@ def _fetch_warnings_v12(db: sqlite_utils.Database) -> None:
     )
 
 
+def _page_methods_v13(db: sqlite_utils.Database) -> None:
+    """Issue #24: how each page's notes were found (``page_method``: "feed-match", "json-ld",
+    "platform:<name>", "generic"…), the evidence and a confidence (0..1); NULL for the pages
+    read before, until ``reparse``. A transcript shown on the page is a ``transcripts`` row
+    of ``format`` "page" (no column needed)."""
+    episodes = db.table("episodes")
+    episodes.add_column("page_method", str)
+    episodes.add_column("page_evidence", str)
+    episodes.add_column("page_confidence", float)
+
+
 # The links' lookup indexes (by URL, by domain), as sqlite-utils created them (migration 1):
 # no constraint, only lookups. A run that adds many links may drop them and build them again
 # at its end (Archive.deferred_link_indexes): inserting 960,000 links in URL order at random
@@ -582,5 +593,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fetch_settings_v10,
     _lean_indexes_v11,
     _fetch_warnings_v12,
+    _page_methods_v13,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

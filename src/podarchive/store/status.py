@@ -10,6 +10,7 @@ from typing import Any, Self
 import sqlite_utils
 
 from podarchive.errors import StorageError
+from podarchive.types import LOW_CONFIDENCE
 
 from .base import Connection
 from .files import BUSY_TIMEOUT, check_file
@@ -70,7 +71,9 @@ class StatusMixin(Connection):
         """One dict per feed for ``podarchive status``: its state, episode and page counts,
         why its pages and files fail (``page_errors``, ``file_errors``: each error as
         stored, with how many of them give it) and ``kept_fewer``: the warning of the fetch
-        whose body, the feed's latest read, gave fewer episodes than items (#23), if so."""
+        whose body, the feed's latest read, gave fewer episodes than items (#23), if so;
+        ``pages_low_confidence``: its archived pages whose notes were found with a confidence
+        below :data:`~podarchive.types.LOW_CONFIDENCE` (#24)."""
         page_errors, file_errors = self._failure_counts()
         cursor = self.db.execute(
             "SELECT f.id, f.url, f.name, f.title, f.fetch_url, f.first_seen_at, f.last_fetched_at, "
@@ -83,6 +86,8 @@ class StatusMixin(Connection):
             " AND e.page_status = 'failed') AS pages_failed, "
             "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
             " AND e.page_status = 'empty') AS pages_empty, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id AND e.page_status = 'ok' "
+            f" AND e.page_confidence < {LOW_CONFIDENCE!r}) AS pages_low_confidence, "
             f"{_failing_files('transcripts')} AS transcripts_failing, "
             f"{_failing_files('chapter_files')} AS chapters_failing, "
             f"(SELECT error FROM ({_file_errors('transcripts')} UNION ALL "

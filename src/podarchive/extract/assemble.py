@@ -1,0 +1,161 @@
+"""Notes put together: from the chosen block's parts, from the feed's match, or from a longer
+structured description the page only shows the start of.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+from dataclasses import replace
+
+from bs4.element import Tag
+
+from podarchive.extract.guided import (
+    feed_block,
+    find_span,
+    is_teaser,
+    reference_tokens,
+    span_anchors,
+    tokens,
+)
+from podarchive.extract.links import anchors_of, extract_links, links_in, links_of
+from podarchive.extract.markup import inner_html
+from podarchive.extract.structured import Described
+from podarchive.extract.text import html_to_text, text_of
+from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines
+from podarchive.types import PageNotes, PageTranscriptSegment
+from podarchive.urls import domain_of
+
+#: Feed notes with fewer tokens than this are a summary: they confirm the page's block.
+SUMMARY_TOKENS = 60
+_LABELS = {
+    "app-state": "app state",
+    "json-ld": "JSON-LD",
+    "open-graph": "og:description",
+    "feed-match": "feed's notes",
+}
+Transcript = tuple[PageTranscriptSegment, ...] | None
+
+
+def tidied(parts: list[Tag]) -> list[Tag]:
+    """``parts`` with their furniture lines dropped and the post furniture cut from the last."""
+    for part in parts:
+        drop_furniture_lines(part)
+    cut_post_furniture(parts[-1])
+    return parts
+
+
+def notes_of(
+    parts: list[Tag],
+    base_url: str | None,
+    name: str,
+    *,
+    transcript: Transcript = None,
+    method: str | None = None,
+    evidence: str | None = None,
+    confidence: float = 0.5,
+) -> PageNotes:
+    """The notes that ``parts`` (one block, or the siblings of a split one) hold."""
+    if len(parts) == 1:
+        block = parts[0]
+        html, text, links = inner_html(block).strip(), text_of(block), links_in(block, base_url)
+    else:
+        html = "".join(inner_html(part).strip() for part in parts)
+        text = "\n\n".join(filter(None, (text_of(part) for part in parts)))
+        found = [link for part in parts for link in links_in(part, base_url)]
+        links = tuple(replace(link, position=i) for i, link in enumerate(found))
+    if evidence is None:
+        evidence = "main block" if len(parts) == 1 else f"main block split in {len(parts)}"
+    return PageNotes(
+        html,
+        text,
+        links,
+        name,
+        method=method or name,
+        evidence=evidence,
+        confidence=confidence,
+        transcript=transcript,
+    )
+
+
+def from_feed(
+    body: Tag, feed_notes: str, base_url: str | None, transcript: Transcript
+) -> PageNotes | None:
+    """The page block that carries the feed's notes, its natural container; None if none does."""
+    reference = reference_tokens(feed_notes)
+    span = find_span(body, reference)
+    if span is None:
+        return None
+    parts = tidied(feed_block(body, span))
+    found = notes_of(
+        parts,
+        base_url,
+        "generic",
+        transcript=transcript,
+        method="feed-match",
+        evidence=f"page block holds {span.coverage:.0%} of the feed's notes",
+        confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
+    )
+    found = replace(found, links=links_of(anchors_of(span_anchors(parts, span)), base_url))
+    if is_teaser(tokens(found.text), reference):
+        return _from_reference(found, feed_notes, base_url, "feed-match", "the feed's notes")
+    return found
+
+
+def is_summary(feed_notes: str) -> bool:
+    """Whether the feed's notes are too short to be more than a summary of the page's."""
+    return len(reference_tokens(feed_notes)) < SUMMARY_TOKENS
+
+
+def checked_against(
+    found: PageNotes, described: Described, base_url: str | None, matched: PageNotes | None
+) -> PageNotes:
+    """``found`` checked against a reference: replaced by the reference when the page only shows
+    its start, by ``matched`` (its block on the page) when ``found`` does not hold it."""
+    reference = reference_tokens(described.text)
+    if is_teaser(tokens(found.text), reference):
+        label = _LABELS.get(described.method, described.method)
+        return _from_reference(found, described.text, base_url, described.method, label)
+    if _inside(found.text, reference):
+        evidence = f"main block holds the {_LABELS.get(described.method, described.method)}"
+        return replace(found, evidence=evidence, confidence=0.7)
+    return matched if matched is not None else replace(found, confidence=0.4)
+
+
+def _inside(text: str, reference: list[str]) -> bool:
+    """Whether the page block holds nearly all the reference's words."""
+    found = set(tokens(text))
+    return bool(reference) and sum(token in found for token in reference) >= 0.8 * len(reference)
+
+
+def _from_reference(
+    found: PageNotes, reference: str, base_url: str | None, method: str, label: str
+) -> PageNotes:
+    """The full reference as the notes; the page block's links whose text it names, added."""
+    if "<" in reference:
+        html = reference
+    else:
+        paragraphs = [p for p in reference.split("\n") if p.strip()]
+        html = "".join(f"<p>{html_lib.escape(p.strip())}</p>" for p in paragraphs)
+    text = html_to_text(reference)
+    links = list(extract_links(html, base_url))
+    known = {link.normalized_url for link in links}
+    wanted = set(tokens(text))
+    own_domain = domain_of(base_url or "")
+    for link in found.links:
+        anchor = tokens(link.text)
+        if link.normalized_url in known or link.domain == own_domain:
+            continue  # the site's own links in a teaser block are its navigation
+        if anchor and all(t in wanted for t in anchor):
+            links.append(link)
+            known.add(link.normalized_url)
+    numbered = tuple(replace(link, position=i) for i, link in enumerate(links))
+    return PageNotes(
+        html,
+        text,
+        numbered,
+        found.extractor,
+        method=method,
+        evidence=f"page shows a teaser of the {label}; notes from the {label}",
+        confidence=0.8,
+        transcript=found.transcript,
+    )

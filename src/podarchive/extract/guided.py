@@ -1,0 +1,168 @@
+"""Notes found by a reference text: the feed's description of the episode, or the page's own
+structured data.
+
+:func:`find_span` locates the run of the page's text that carries the reference (tokens
+compared fuzzily, across markup: a maximum-sum run over the text nodes, each scoring its tokens
+found in the reference minus those not). :func:`feed_block` takes the natural container of that
+run: the notes with their start, their end and the links the feed did not have.
+:func:`is_teaser` tells a page block that only shows the start of a longer reference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from bs4.element import NavigableString, PreformattedString, Tag
+
+from podarchive.extract.soup import child_tags, collapse, tags
+from podarchive.extract.text import INVISIBLE_TAGS, html_to_text
+
+_TOKEN_RE = re.compile(r"\w+")
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+#: A token not in the reference costs this much against one that is.
+MISS_COST = 1.5
+#: The run must hold this share of the reference's tokens, and this share of its own tokens
+#: must be the reference's, for the page block to count as the reference's.
+MIN_COVERAGE = 0.5
+MIN_PRECISION = 0.6
+#: Reference tokens at least this many times the page block's: the page shows a teaser.
+TEASER_RATIO = 1.4
+#: The container grows to a parent holding at most this many times the run's text.
+CONTAINER_GROWTH = 1.1
+#: ... and at most this many levels up.
+CONTAINER_LEVELS = 6
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; each CJK character is one."""
+    found: list[str] = []
+    for word in _TOKEN_RE.findall(text.lower()):
+        if _CJK_RE.search(word):
+            found += list(word)
+        else:
+            found.append(word)
+    return found
+
+
+def reference_tokens(reference: str) -> list[str]:
+    """The tokens of a reference given as HTML or plain text."""
+    return tokens(html_to_text(reference))
+
+
+class Span(NamedTuple):
+    """The page's run of text that carries a reference."""
+
+    first: NavigableString
+    last: NavigableString
+    hits: int  # its tokens found in the reference
+    size: int  # all its tokens
+    coverage: float  # share of the reference's tokens it holds
+    inside: frozenset[int]  # the ids of its text nodes
+
+
+def find_span(root: Tag, reference: list[str]) -> Span | None:
+    """The best-scoring run of text under ``root`` for ``reference``, if it is good enough."""
+    wanted = Counter(reference)
+    if not wanted:
+        return None
+    best: tuple[float, int, int, int, int] | None = None  # score, first, last, hits, size
+    strings = _strings(root)
+    score = 0.0
+    start = hits = size = 0
+    for index, string in enumerate(strings):
+        found = tokens(string)
+        good = sum(1 for token in found if token in wanted)
+        gain = good - MISS_COST * (len(found) - good)
+        if score <= 0:
+            score, start, hits, size = 0.0, index, 0, 0
+        score += gain
+        hits += good
+        size += len(found)
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, start, index, hits, size)
+    if best is None:
+        return None
+    _, first, last, hits, size = best
+    coverage = min(1.0, hits / len(reference))
+    if coverage < MIN_COVERAGE or hits < MIN_PRECISION * size:
+        return None
+    inside = frozenset(id(string) for string in strings[first : last + 1])
+    return Span(strings[first], strings[last], hits, size, coverage, inside)
+
+
+def _strings(root: Tag) -> list[NavigableString]:
+    """The visible text nodes under ``root`` that hold a word, in document order."""
+    found: list[NavigableString] = []
+    stack: list[object] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Tag):
+            if node.name not in INVISIBLE_TAGS:
+                stack.extend(reversed(node.contents))
+        elif (
+            isinstance(node, NavigableString)
+            and not isinstance(node, PreformattedString)
+            and _TOKEN_RE.search(node)
+        ):
+            found.append(node)
+    return found
+
+
+def feed_block(root: Tag, span: Span) -> list[Tag]:
+    """The natural container of ``span``: its parts (one element, or a run of siblings)."""
+    chain = {id(parent) for parent in span.first.parents}
+    common = next((p for p in span.last.parents if id(p) in chain), root)
+    parts = _children_between(common, span)
+    if len(parts) > 1:
+        return parts
+    run_text = _text_length(common)
+    container = common
+    for _ in range(CONTAINER_LEVELS):
+        parent = container.parent
+        if container is root or parent is None:
+            break
+        if _text_length(parent) > CONTAINER_GROWTH * run_text:
+            break
+        container = parent
+    return [container]
+
+
+def _children_between(common: Tag, span: Span) -> list[Tag]:
+    """The element children of ``common`` from the one holding the span's start to its end."""
+    children = child_tags(common)
+    holders = [id(p) for p in span.first.parents]
+    enders = [id(p) for p in span.last.parents]
+    first = next((i for i, c in enumerate(children) if id(c) in holders), None)
+    last = next((i for i, c in enumerate(children) if id(c) in enders), None)
+    if first is None or last is None or last < first:
+        return [common]
+    outside = sum(_text_length(c) for c in children[:first] + children[last + 1 :])
+    if outside <= (CONTAINER_GROWTH - 1) * _text_length(common):
+        return [common]
+    return children[first : last + 1]
+
+
+def span_anchors(parts: list[Tag], span: Span) -> list[Tag]:
+    """The ``<a>`` elements of ``parts`` whose text lies in the span."""
+    inside = span.inside
+    return [
+        anchor
+        for part in parts
+        for anchor in tags(part, "a")
+        if any(id(string) in inside for string in anchor.strings)
+    ]
+
+
+def _text_length(tag: Tag) -> int:
+    return len(collapse(tag.get_text()))
+
+
+def is_teaser(page_tokens: list[str], reference: list[str]) -> bool:
+    """Whether the page's notes are the start of a longer reference (a cut-off teaser)."""
+    if not page_tokens or len(reference) < TEASER_RATIO * len(page_tokens):
+        return False
+    wanted = Counter(reference)
+    inside = sum(min(count, wanted[token]) for token, count in Counter(page_tokens).items())
+    return inside >= 0.6 * len(page_tokens)

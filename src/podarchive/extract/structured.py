@@ -1,0 +1,136 @@
+"""What a page says about its episode in structured data: app state, JSON-LD, Open Graph.
+
+:func:`structured_description` reads the notes an app's state holds as HTML (a ``shownotes``,
+``long_description``, ``descriptionHtml``… field of ``__NEXT_DATA__``, ``__NUXT_DATA__`` or a
+``window.__NUXT__``/``__APOLLO_STATE__``/``__INITIAL_STATE__`` JSON), else the ``description``
+of a schema.org ``PodcastEpisode`` (or ``Episode``, ``RadioEpisode``, or any JSON-LD node whose
+``url`` is the page's own), else the ``og:description`` meta. It never raises; malformed JSON
+is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from bs4 import BeautifulSoup
+from bs4.element import Tag
+
+from podarchive.extract.decode import valid
+from podarchive.extract.soup import attr, collapse, tags
+
+#: JSON-LD ``@type`` values (lower case) whose ``description`` is an episode's notes.
+EPISODE_TYPES = frozenset({"podcastepisode", "episode", "radioepisode", "tvepisode"})
+_MAX_NODES = 5000
+#: App state is bigger: at most this many of its values are looked at.
+_MAX_STATE_NODES = 200_000
+#: Fields (lower case) of app state that hold an episode's notes.
+NOTES_KEYS = frozenset(
+    {"shownotes", "show_notes", "shownoteshtml", "long_description", "longdescription"}
+    | {"descriptionhtml", "description_html", "htmldescription", "html_description"}
+    | {"contenthtml", "content_html", "notes_html", "noteshtml"}
+)
+_STATE_IDS = frozenset({"__NEXT_DATA__", "__NUXT_DATA__"})
+_STATE_PREFIXES = ("window.__NUXT__", "window.__APOLLO_STATE__", "window.__INITIAL_STATE__")
+_STATE_MARKERS = ("__NEXT_DATA__", "__NUXT", "__APOLLO_STATE__", "__INITIAL_STATE__")
+
+
+class Described(NamedTuple):
+    """A description found in structured data and where: ``json-ld`` or ``open-graph``."""
+
+    method: str
+    text: str  # HTML or plain text, as the page gives it
+
+
+def has_structured_data(text: str) -> bool:
+    """A cheap look: whether the page text may carry JSON-LD or an ``og:description``."""
+    return (
+        "ld+json" in text
+        or "og:description" in text
+        or any(marker in text for marker in _STATE_MARKERS)
+    )
+
+
+def structured_description(soup: BeautifulSoup, url: str) -> Described | None:
+    """The episode's description from JSON-LD, else ``og:description``, else None."""
+    found: list[str] = []
+    state: list[str] = []
+    og = ""
+    for tag in tags(soup, "script", "meta"):
+        if tag.name == "meta":
+            if attr(tag, "property").lower() == "og:description" and not og:
+                og = collapse(attr(tag, "content"))
+        elif "ld+json" in attr(tag, "type").lower():
+            found += _json_ld_descriptions(tag.get_text(), url)
+        elif (script := _state_json(tag)) is not None:
+            state += _state_notes(script)
+    if state:
+        return Described("app-state", valid(max(state, key=len)))
+    if found:
+        return Described("json-ld", valid(max(found, key=len)))
+    return Described("open-graph", valid(og)) if og else None
+
+
+def _json_ld_descriptions(script: str, url: str) -> list[str]:
+    """Descriptions of the episode nodes of one JSON-LD script (walked iteratively)."""
+    try:
+        data = json.loads(script)
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    stack: list[object] = [data]
+    seen = 0
+    while stack and seen < _MAX_NODES:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, list):
+            stack += node
+        elif isinstance(node, dict):
+            description = node.get("description")
+            if isinstance(description, str) and description.strip() and _is_episode(node, url):
+                found.append(description.strip())
+            stack += [value for value in node.values() if isinstance(value, dict | list)]
+    return found
+
+
+def _is_episode(node: dict[str, object], url: str) -> bool:
+    kinds = node.get("@type")
+    names = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    if any(isinstance(name, str) and name.lower() in EPISODE_TYPES for name in names):
+        return True
+    own = node.get("url") or node.get("@id")
+    return isinstance(own, str) and own.rstrip("/") == url.rstrip("/")
+
+
+def _state_json(tag: Tag) -> str | None:
+    """The JSON text of an app-state script, or None if the script is not one."""
+    if attr(tag, "id") in _STATE_IDS:
+        return tag.get_text()
+    text = tag.get_text().strip()
+    if not text.startswith(_STATE_PREFIXES):
+        return None
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else None
+
+
+def _state_notes(script: str) -> list[str]:
+    """HTML values of the notes fields (:data:`NOTES_KEYS`) of an app state, walked iteratively."""
+    try:
+        data = json.loads(script)
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    stack: list[object] = [data]
+    seen = 0
+    while stack and seen < _MAX_STATE_NODES:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, list):
+            stack += node
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, dict | list):
+                    stack.append(value)
+                elif isinstance(value, str) and "<" in value and key.lower() in NOTES_KEYS:
+                    found.append(value.strip())
+    return found

@@ -1,0 +1,312 @@
+"""Tidying the chosen notes block: furniture lines dropped, post furniture cut, split notes joined.
+
+* :func:`drop_furniture_lines` — elements whose whole text is a label that is never notes
+  ("Advertisement", "Podcast: Play in new window | Download"), and lines that only hold media
+  links (a bare ``….mp3`` URL, "Download: mp3").
+* :func:`cut_post_furniture` — the block's children from the first one that opens the post's
+  furniture ("Download:", "Tags:", "Published on", "Related episodes", "Cite this episode", …),
+  once prose came before it.
+* :func:`split_siblings` — the block's siblings that continue it: same element and first class,
+  with only empty siblings (an embed, an image) between (notes split by a player).
+* :func:`find_deck` and :func:`with_deck` — the lead paragraph under the headline (a "dek",
+  "standfirst", "subtitle"), looked for before the furniture goes, put before the notes when
+  the block left it out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bs4.element import Tag
+
+from podarchive.extract.soup import attr, child_tags, collapse, tags
+
+#: Whole texts of elements that are never notes.
+FURNITURE_TEXT_RE = re.compile(
+    r"(advertisement|anzeige|werbung|publicidad|publicité|sponsored|bild vergrößern|enlarge"
+    r"|podcast:\s*play in new window(\s*\|\s*download)?(\s*\(.*\))?(\s*\|\s*embed)?"
+    r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed)",
+    re.I,
+)
+#: How an element that opens the post's furniture (after the notes) starts.
+POST_FURNITURE_RE = re.compile(
+    r"(downloads?|herunterladen|descargar|tags|schlagwörter|schlagworte|etiquetas|filed under"
+    r"|categories|kategorien?|categorías|share this|teilen mit|compartir)\s*:"
+    r"|(published on|posted on|veröffentlicht am|publicado el|mehr zum thema|related episodes"
+    r"|related posts|more episodes|weitere folgen|diese folge zitieren|cite this episode)\b",
+    re.I,
+)
+MEDIA_URL_RE = re.compile(
+    r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
+)
+#: Headings of a box of other episodes or articles.
+RELATED_HEADING_RE = re.compile(
+    r"(related( episodes| posts| articles)?|more episodes|more from this (show|podcast)"
+    r"|you (may|might) also like|also in this podcast|mehr zum thema|weitere folgen"
+    r"|das könnte sie auch interessieren|más episodios|te puede interesar|à écouter aussi"
+    r"|more news|mehr nachrichten)\s*:?",
+    re.I,
+)
+#: Classes of teaser cards (other episodes, other articles).
+CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
+_CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+#: Elements in a furniture line, and in a card or a contents list, at most.
+_MAX_LINE_TAGS = 24
+_MAX_CARD_TAGS = 400
+#: A box left with no more text than this once its cards are gone is their heading alone.
+_BOX_HEADING_CHARS = 60
+_LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
+_MIN_PROSE_BEFORE = 40
+#: How many single-child wrappers up :func:`split_siblings` looks for a split block's siblings.
+WRAPPER_LEVELS = 3
+
+
+def drop_furniture_lines(block: Tag) -> None:
+    """Remove the furniture lines under ``block`` (see the module docstring), teaser cards of
+    other pages and tables of contents of in-page anchors.
+    """
+    sizes = _subtree_sizes(block)
+    doomed = [
+        tag
+        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol")
+        if sizes[id(tag)] <= _MAX_CARD_TAGS
+        and (
+            _is_card(tag)
+            or _is_contents(tag)
+            or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_furniture_line(tag))
+        )
+    ]
+    doomed += _contents_paragraphs(block)
+    for tag in doomed:
+        parent = tag.parent
+        if parent is None:
+            continue
+        tag.extract()
+        if _is_card(tag):
+            _drop_emptied(parent, block)
+
+
+def _subtree_sizes(block: Tag) -> dict[int, int]:
+    """The number of elements in each element's subtree under ``block``, in one pass: the
+    per-element looks below are then only made on small subtrees (never quadratic)."""
+    order = list(tags(block))
+    sizes = dict.fromkeys((id(tag) for tag in order), 1)
+    sizes[id(block)] = 1
+    for tag in reversed(order):
+        parent = tag.parent
+        if parent is not None and id(parent) in sizes:
+            sizes[id(parent)] += sizes[id(tag)]
+    return sizes
+
+
+def _drop_emptied(parent: Tag, block: Tag) -> None:
+    """Remove the boxes a card leaves with only their heading ("More news") in them."""
+    for _ in range(3):
+        if parent is block or len(collapse(parent.get_text())) > _BOX_HEADING_CHARS:
+            return
+        above = parent.parent
+        parent.extract()
+        if above is None:
+            return
+        parent = above
+
+
+def _contents_paragraphs(block: Tag) -> list[Tag]:
+    """Runs of two or more sibling paragraphs that are each one in-page anchor, with the heading
+    before each run: a question overview, a table of contents."""
+    found: list[Tag] = []
+    for parent in [block, *tags(block)]:
+        run: list[Tag] = []
+        for child in [*child_tags(parent), None]:
+            if child is not None and child.name == "p" and _only_in_page_anchor(child):
+                run.append(child)
+                continue
+            if len(run) >= 2:
+                heading = run[0].find_previous_sibling()
+                if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+                    found.append(heading)
+                found += run
+            run = []
+    return found
+
+
+def _only_in_page_anchor(paragraph: Tag) -> bool:
+    anchors = list(tags(paragraph, "a"))
+    if len(anchors) != 1 or not attr(anchors[0], "href").startswith("#"):
+        return False
+    return collapse(anchors[0].get_text()) == collapse(paragraph.get_text())
+
+
+def _is_card(tag: Tag) -> bool:
+    """A teaser card (its class says so, or an ``<article>`` inside the notes) whose heading
+    is a link to elsewhere; or a box of links under a "Related episodes" heading."""
+    if tag.name == "section" or tag.name == "div":
+        first = next(iter(child_tags(tag)), None)  # the box's own heading opens it
+        if (
+            first is not None
+            and first.name in _CARD_HEADINGS
+            and RELATED_HEADING_RE.fullmatch(collapse(first.get_text()))
+        ):
+            return True
+    if tag.name == "article":
+        pass  # an <article> inside the notes block: another page's card if its heading links
+    elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
+        return False
+    heading = tag.find(_CARD_HEADINGS)
+    return isinstance(heading, Tag) and heading.find("a") is not None
+
+
+def _is_contents(tag: Tag) -> bool:
+    """A list of in-page anchors only (a table of contents), with the heading it has."""
+    if tag.name not in ("ul", "ol"):
+        return False
+    anchors = list(tags(tag, "a"))
+    if not anchors or not all(attr(a, "href").startswith("#") for a in anchors):
+        return False
+    inside = sum(len(collapse(a.get_text())) for a in anchors)
+    if inside < 0.9 * len(collapse(tag.get_text())):
+        return False
+    heading = tag.find_previous_sibling()
+    if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+        heading.extract()
+    return True
+
+
+def _is_furniture_line(tag: Tag) -> bool:
+    text = collapse(tag.get_text())
+    if not text:
+        return False
+    if FURNITURE_TEXT_RE.fullmatch(text):
+        return True
+    if MEDIA_URL_RE.match(text):
+        return True
+    anchors = [a for a in tags(tag, "a") if attr(a, "href")]
+    if not anchors or not all(MEDIA_URL_RE.match(attr(a, "href").strip()) for a in anchors):
+        return False
+    outside = len(text) - sum(len(collapse(a.get_text())) for a in anchors)
+    return outside <= 16  # "Download: mp3 (30 MB)"
+
+
+def cut_post_furniture(block: Tag) -> None:
+    """Remove the block's children from the first that opens the post's furniture on."""
+    prose = 0
+    children = child_tags(block)
+    for index, child in enumerate(children):
+        text = collapse(child.get_text())
+        if prose >= _MIN_PROSE_BEFORE and POST_FURNITURE_RE.match(text):
+            for doomed in children[index:]:
+                doomed.extract()
+            return
+        prose += len(text)
+
+
+def split_siblings(block: Tag) -> list[Tag]:
+    """``block`` and the siblings that continue it (see the module docstring), in order.
+
+    The block may sit alone in wrappers: the siblings of each wrapper up to
+    :data:`WRAPPER_LEVELS` levels are looked at too.
+    """
+    node = block
+    for _ in range(WRAPPER_LEVELS):
+        run = _continued(node)
+        if len(run) > 1:
+            return run
+        parent = node.parent
+        if parent is None or parent.name in ("body", "html", "main", "article"):
+            break
+        if len(child_tags(parent)) != 1:
+            break
+        node = parent
+    return [block]
+
+
+def _continued(block: Tag) -> list[Tag]:
+    """``block`` and its siblings of the same element and first class, empty ones skipped."""
+    parent = block.parent
+    if parent is None or block.name != "div" or not attr(block, "class"):
+        return [block]
+    signature = (block.name, attr(block, "class").split()[0])
+    siblings = child_tags(parent)
+    index = next(i for i, sibling in enumerate(siblings) if sibling is block)
+    run = [block]
+    for step in (-1, 1):
+        position = index + step
+        while 0 <= position < len(siblings):
+            sibling = siblings[position]
+            if (sibling.name, (attr(sibling, "class").split() or [""])[0]) == signature:
+                if collapse(sibling.get_text()):
+                    run = [*run, sibling] if step > 0 else [sibling, *run]
+            elif collapse(sibling.get_text()):
+                break
+            position += step
+    return run
+
+
+#: Class words of a lead paragraph under the headline.
+DECK_WORDS = frozenset(
+    {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
+    | {"description", "teaser", "kicker", "summary"}
+)
+_DECK_CHARS = (40, 600)
+#: A lead is among this many elements after the headline.
+_DECK_REACH = 60
+
+
+def find_deck(body: Tag, page_text: str) -> Tag | None:
+    """The first element after an ``<h1>`` whose class names a lead paragraph, if any.
+
+    ``page_text``, the page's markup in lower case, spares the walk where no such word is.
+    """
+    if not any(word in page_text for word in DECK_WORDS):
+        return None
+    headline = next(tags(body, "h1"), None)
+    if headline is None:
+        return None
+    seen = 0
+    for tag in headline.next_elements:
+        if not isinstance(tag, Tag):
+            continue
+        seen += 1
+        if seen > _DECK_REACH:
+            return None
+        if not tag.attrs.get("class") or tag.name == "h1":
+            continue
+        joined = attr(tag, "class").lower()
+        if not any(word in joined for word in DECK_WORDS):
+            continue
+        words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
+        if DECK_WORDS.isdisjoint(words):
+            continue
+        length = len(collapse(tag.get_text()))
+        if _DECK_CHARS[0] <= length <= _DECK_CHARS[1] and _near_headline(tag):
+            return tag
+    return None
+
+
+def _near_headline(tag: Tag) -> bool:
+    """Whether an ``<h1>`` comes before ``tag`` within a few levels of it."""
+    headline = tag.find_previous("h1")
+    if headline is None:
+        return False
+    near = {id(parent) for parent in list(tag.parents)[:3]}
+    return any(id(parent) in near for parent in list(headline.parents)[:3])
+
+
+def with_deck(
+    parts: list[Tag], deck: Tag | None, tokens_of: Callable[[str], list[str]]
+) -> list[Tag]:
+    """``parts`` with ``deck`` first when they neither hold it nor repeat its words."""
+    if deck is None:
+        return parts
+    above = {id(parent) for parent in deck.parents}
+    if any(part is deck or id(part) in above for part in parts):
+        return parts  # the block holds it
+    chosen = {id(part) for part in parts}
+    if any(id(tag) in chosen for tag in tags(deck)):
+        return parts
+    words = tokens_of(deck.get_text())
+    first = set(tokens_of(" ".join(part.get_text() for part in parts)))
+    if not words or sum(word in first for word in words) >= 0.8 * len(words):
+        return parts  # the notes repeat it
+    return [deck, *parts]
