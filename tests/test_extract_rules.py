@@ -114,6 +114,8 @@ def test_platform_furniture_is_dropped(platform: str) -> None:
 def test_advertisement_label_and_furniture_lines_are_dropped() -> None:
     body = article(
         f"<p>{PROSE}</p><div class='slot'><span>Advertisement</span></div>"
+        "<p>SKIP ADVERTISEMENT</p><figure><img src='/a.jpg'><b>Enlarge this image</b>"
+        "<span>hide caption</span></figure>"
         "<p>https://cdn.example.org/episodes/42.mp3</p>"
         "<p>Download: <a href='https://cdn.example.org/42.mp3'>mp3</a></p>"
         f"<p>{MORE}</p>"

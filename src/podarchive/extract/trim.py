@@ -24,7 +24,8 @@ from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
 FURNITURE_TEXT_RE = re.compile(
-    r"(advertisement|anzeige|werbung|publicidad|publicité|sponsored|bild vergrößern|enlarge"
+    r"((skip )?advertisement|anzeige|werbung|publicidad|publicité|sponsored|supported by"
+    r"|bild vergrößern|enlarge( this image)?|(hide|toggle) caption|weiterlesen|read more"
     r"|podcast:\s*play in new window(\s*\|\s*download)?(\s*\(.*\))?(\s*\|\s*embed)?"
     r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed)",
     re.I,
@@ -56,7 +57,7 @@ _MAX_LINE_TAGS = 24
 _MAX_CARD_TAGS = 400
 #: A box left with no more text than this once its cards are gone is their heading alone.
 _BOX_HEADING_CHARS = 60
-_LINE_TAGS = ("p", "div", "li", "span", "strong", "em", "center", "small")
+_LINE_TAGS = ("p", "div", "li", "span", "strong", "b", "em", "center", "small", "figcaption")
 _MIN_PROSE_BEFORE = 40
 #: How many single-child wrappers up :func:`split_siblings` looks for a split block's siblings.
 WRAPPER_LEVELS = 3
