@@ -278,6 +278,21 @@ def test_without_a_match_the_feed_leaves_the_page_to_the_generic_rule() -> None:
     assert notes.text == PROSE
 
 
+def test_a_feed_description_of_a_few_words_never_replaces_the_page_s_notes() -> None:
+    """Two words of feed notes match the headline alone: no evidence of the notes' block,
+    so the page's own notes and links stay (the feed's words are not taken for them)."""
+    body = (
+        "<main><h1>Autograd</h1><p>How reverse-mode automatic differentiation is implemented,"
+        " with a <a href='https://blog.example.org/ad'>blog post</a>.</p></main>"
+    )
+    feed = "<p>About <a href='https://docs.example.org/'>autograd</a>.</p>"
+    notes = notes_of(body, feed_notes=feed)
+    assert notes.method == "generic"
+    assert "reverse-mode" in notes.text
+    assert [link.url for link in notes.links] == ["https://blog.example.org/ad"]
+    assert "the the" not in notes.evidence
+
+
 def test_json_ld_description_replaces_a_cut_teaser() -> None:
     full = f"{PROSE}\n{MORE}\nSentry - Sponsor\nTrack errors with Sentry, free for small teams."
     data = {"@context": "https://schema.org", "@type": "PodcastEpisode", "description": full}

@@ -27,6 +27,9 @@ from podarchive.urls import domain_of
 
 #: Feed notes with fewer tokens than this are a summary: they confirm the page's block.
 SUMMARY_TOKENS = 60
+#: Feed notes of fewer tokens than this are too few to find their block by: a heading or a
+#: title alone would match them.
+MIN_REFERENCE_TOKENS = 8
 _LABELS = {
     "app-state": "app state",
     "json-ld": "JSON-LD",
@@ -82,6 +85,8 @@ def from_feed(
 ) -> PageNotes | None:
     """The page block that carries the feed's notes, its natural container; None if none does."""
     reference = reference_tokens(feed_notes)
+    if len(reference) < MIN_REFERENCE_TOKENS:
+        return None  # a few words match a heading anywhere: no evidence of the notes' block
     span = find_span(body, reference)
     if span is None:
         return None
@@ -97,7 +102,7 @@ def from_feed(
     )
     found = replace(found, links=links_of(anchors_of(span_anchors(parts, span)), base_url))
     if is_teaser(tokens(found.text), reference):
-        return _from_reference(found, feed_notes, base_url, "feed-match", "the feed's notes")
+        return _from_reference(found, feed_notes, base_url, "feed-match", "feed's notes")
     return found
 
 
