@@ -187,7 +187,7 @@ class PageNotes:
     links: tuple[Link, ...]
     extractor: str  # which extractor found them: "simplecast", "generic", ...
     # How they were found (issue #24); left out of equality, so older comparisons hold.
-    #: "feed-match", "json-ld", "app-state", "platform:<name>", "simplecast", "generic"
+    #: "feed-match", "json-ld", "open-graph", "app-state", "simplecast", "generic"
     method: str = field(default="", compare=False)
     evidence: str = field(default="", compare=False)  # a short account of what matched
     confidence: float = field(default=0.0, compare=False)  # 0..1: how sure the extractor is

@@ -557,9 +557,9 @@ def _fetch_warnings_v12(db: sqlite_utils.Database) -> None:
 
 def _page_methods_v13(db: sqlite_utils.Database) -> None:
     """Issue #24: how each page's notes were found (``page_method``: "feed-match", "json-ld",
-    "platform:<name>", "generic"…), the evidence and a confidence (0..1); NULL for the pages
-    read before, until ``reparse``. A transcript shown on the page is a ``transcripts`` row
-    of ``format`` "page" (no column needed)."""
+    "open-graph", "app-state", "simplecast", "generic"), the evidence and a confidence (0..1);
+    NULL for the pages read before, until ``reparse``. A transcript shown on the page is a
+    ``transcripts`` row of ``format`` "page" (no column needed)."""
     episodes = db.table("episodes")
     episodes.add_column("page_method", str)
     episodes.add_column("page_evidence", str)
