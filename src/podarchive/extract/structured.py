@@ -11,6 +11,7 @@ is skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from bs4 import BeautifulSoup
@@ -72,25 +73,32 @@ def structured_description(soup: BeautifulSoup, url: str) -> Described | None:
 
 
 def _json_ld_descriptions(script: str, url: str) -> list[str]:
-    """Descriptions of the episode nodes of one JSON-LD script (walked iteratively)."""
+    """Descriptions of the episode nodes of one JSON-LD script."""
+    found: list[str] = []
+    for node in _objects(script, _MAX_NODES):
+        description = node.get("description")
+        if isinstance(description, str) and description.strip() and _is_episode(node, url):
+            found.append(description.strip())
+    return found
+
+
+def _objects(script: str, limit: int) -> Iterator[dict[str, object]]:
+    """The JSON objects of a script's JSON text, walked iteratively (at most ``limit`` nodes);
+    none when it is not JSON."""
     try:
         data = json.loads(script)
     except (ValueError, RecursionError):
-        return []
-    found: list[str] = []
+        return
     stack: list[object] = [data]
     seen = 0
-    while stack and seen < _MAX_NODES:
+    while stack and seen < limit:
         node = stack.pop()
         seen += 1
         if isinstance(node, list):
             stack += node
         elif isinstance(node, dict):
-            description = node.get("description")
-            if isinstance(description, str) and description.strip() and _is_episode(node, url):
-                found.append(description.strip())
+            yield node
             stack += [value for value in node.values() if isinstance(value, dict | list)]
-    return found
 
 
 def _is_episode(node: dict[str, object], url: str) -> bool:
@@ -114,23 +122,10 @@ def _state_json(tag: Tag) -> str | None:
 
 
 def _state_notes(script: str) -> list[str]:
-    """HTML values of the notes fields (:data:`NOTES_KEYS`) of an app state, walked iteratively."""
-    try:
-        data = json.loads(script)
-    except (ValueError, RecursionError):
-        return []
-    found: list[str] = []
-    stack: list[object] = [data]
-    seen = 0
-    while stack and seen < _MAX_STATE_NODES:
-        node = stack.pop()
-        seen += 1
-        if isinstance(node, list):
-            stack += node
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                if isinstance(value, dict | list):
-                    stack.append(value)
-                elif isinstance(value, str) and "<" in value and key.lower() in NOTES_KEYS:
-                    found.append(value.strip())
-    return found
+    """HTML values of the notes fields (:data:`NOTES_KEYS`) of an app state."""
+    return [
+        value.strip()
+        for node in _objects(script, _MAX_STATE_NODES)
+        for key, value in node.items()
+        if isinstance(value, str) and "<" in value and key.lower() in NOTES_KEYS
+    ]
