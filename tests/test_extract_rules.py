@@ -356,7 +356,8 @@ def test_a_short_feed_summary_confirms_the_whole_main_block() -> None:
         f"<p>{PROSE}</p><p>{MORE}</p><p>Links: <a href='https://x.example.net/'>x</a></p>"
     )
     notes = notes_of(body, feed_notes=PROSE[:90])
-    assert notes.method == "generic"
+    assert notes.method == "feed-match"  # the summary's block, continued over what follows it
+    assert notes.text.startswith(PROSE)
     assert notes.text.endswith("Links: x")
     assert "feed" in notes.evidence
 

@@ -5,6 +5,7 @@ structured description the page only shows the start of.
 from __future__ import annotations
 
 import html as html_lib
+import re
 from dataclasses import replace
 
 from bs4.element import Tag
@@ -19,9 +20,15 @@ from podarchive.extract.guided import (
 )
 from podarchive.extract.links import anchors_of, extract_links, links_in, links_of
 from podarchive.extract.markup import inner_html
+from podarchive.extract.soup import collapse, tags
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
-from podarchive.extract.trim import cut_post_furniture, drop_furniture_lines
+from podarchive.extract.trim import (
+    POST_FURNITURE_RE,
+    RELATED_HEADING_RE,
+    cut_post_furniture,
+    drop_furniture_lines,
+)
 from podarchive.types import PageNotes, PageTranscriptSegment
 from podarchive.urls import domain_of
 
@@ -83,27 +90,93 @@ def notes_of(
 def from_feed(
     body: Tag, feed_notes: str, base_url: str | None, transcript: Transcript
 ) -> PageNotes | None:
-    """The page block that carries the feed's notes, its natural container; None if none does."""
+    """The page block that carries the feed's notes, its natural container; None if none does.
+
+    A feed summary (fewer than :data:`SUMMARY_TOKENS` tokens) is the start of the notes: the
+    block goes on over the siblings that continue it (:func:`continuation`).
+    """
     reference = reference_tokens(feed_notes)
     if len(reference) < MIN_REFERENCE_TOKENS:
         return None  # a few words match a heading anywhere: no evidence of the notes' block
     span = find_span(body, reference)
     if span is None:
         return None
-    parts = tidied(feed_block(body, span))
+    parts = feed_block(body, span)
+    more = continuation(parts) if len(reference) < SUMMARY_TOKENS else []
+    parts = tidied([*parts, *more])
+    evidence = f"page block holds {span.coverage:.0%} of the feed's notes"
+    if more:
+        evidence += f", and {len(more)} more element{'s' if len(more) > 1 else ''} after it"
     found = notes_of(
         parts,
         base_url,
         "generic",
         transcript=transcript,
         method="feed-match",
-        evidence=f"page block holds {span.coverage:.0%} of the feed's notes",
+        evidence=evidence,
         confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
     )
-    found = replace(found, links=links_of(anchors_of(span_anchors(parts, span)), base_url))
-    if is_teaser(tokens(found.text), reference):
+    kept = {id(part) for part in more}
+    anchors = span_anchors(parts, span)
+    anchors += [a for part in parts if id(part) in kept for a in tags(part, "a")]
+    found = replace(found, links=links_of(anchors_of(anchors), base_url))
+    if is_teaser(found.text, reference):
         return _from_reference(found, feed_notes, base_url, "feed-match", "feed's notes")
     return found
+
+
+#: Elements that go on with the notes after a summary's block.
+CONTINUING_TAGS = frozenset({"p", "ul", "ol", "dl", "blockquote", "pre", "table", "figure"})
+_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+
+
+def continuation(parts: list[Tag]) -> list[Tag]:
+    """The siblings after ``parts`` that continue them, when the block is a run of paragraphs
+    in a larger container: every sibling with text (an emptied player skipped) up to the first
+    that opens the post's furniture ("Tags:", "Related episodes", …)."""
+    last = parts[-1]
+    if last.name not in CONTINUING_TAGS and last.name not in _HEADINGS:
+        return []  # the block is its own container: what follows is something else
+    more: list[Tag] = []
+    for sibling in last.find_next_siblings():
+        text = collapse(sibling.get_text())
+        if not text:
+            continue
+        if opens_furniture(sibling, text):
+            break
+        more.append(sibling)
+    while more and more[-1].name in _HEADINGS:
+        more.pop()  # a heading with nothing of the notes after it
+    return more
+
+
+def opens_furniture(tag: Tag, text: str) -> bool:
+    """Whether ``tag`` (whose text is ``text``) starts what comes after the notes."""
+    if POST_FURNITURE_RE.match(text):
+        return True
+    heading = tag if tag.name in _HEADINGS else tag.find(_HEADINGS)
+    return isinstance(heading, Tag) and bool(
+        RELATED_HEADING_RE.fullmatch(collapse(heading.get_text()))
+    )
+
+
+def more_notes(found: PageNotes, matched: PageNotes) -> bool:
+    """Whether ``found`` holds sentences enough beyond ``matched`` to be longer notes than the
+    feed's summary leads to (else ``matched`` is the notes and the rest of ``found`` furniture)."""
+    seen = set(matched.text.splitlines())
+    extra = sum(
+        len(line)
+        for line in found.text.splitlines()
+        if line not in seen and len(line) >= MIN_SENTENCE_CHARS and SENTENCE_END_RE.search(line)
+    )
+    return extra >= max(MORE_NOTES_CHARS, len(matched.text) // 2)
+
+
+#: A line of at least this many characters with a sentence's end is prose.
+MIN_SENTENCE_CHARS = 60
+SENTENCE_END_RE = re.compile(r"[.!?。！？]")
+#: ``found`` has longer notes than a summary's match with this many characters of prose more.
+MORE_NOTES_CHARS = 200
 
 
 def is_summary(feed_notes: str) -> bool:
@@ -117,7 +190,7 @@ def checked_against(
     """``found`` checked against a reference: replaced by the reference when the page only shows
     its start, by ``matched`` (its block on the page) when ``found`` does not hold it."""
     reference = reference_tokens(described.text)
-    if is_teaser(tokens(found.text), reference):
+    if is_teaser(found.text, reference):
         label = _LABELS.get(described.method, described.method)
         return _from_reference(found, described.text, base_url, described.method, label)
     if _inside(found.text, reference):

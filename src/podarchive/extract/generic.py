@@ -28,7 +28,14 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
-from podarchive.extract.assemble import checked_against, from_feed, is_summary, notes_of, tidied
+from podarchive.extract.assemble import (
+    checked_against,
+    from_feed,
+    is_summary,
+    more_notes,
+    notes_of,
+    tidied,
+)
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
 from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
@@ -88,6 +95,8 @@ def notes(page: Page) -> PageNotes | None:
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
         return found
+    if matched is not None and not more_notes(found, matched):
+        return matched  # the summary's block and what continues it hold the notes
     return checked_against(found, described, page.base_url, matched)
 
 

@@ -29,6 +29,12 @@ MIN_COVERAGE = 0.5
 MIN_PRECISION = 0.6
 #: Reference tokens at least this many times the page block's: the page shows a teaser.
 TEASER_RATIO = 1.4
+#: A page line of at least this many tokens that is the reference's opening, and at most this
+#: share of it, is a teaser cut from it ("… the night she …").
+MIN_CUT_TOKENS = 12
+CUT_SHARE = 0.85
+#: A link of at most this many tokens that opens the run is post meta, not the notes' start.
+LINK_LABEL_TOKENS = 3
 #: The container grows to a parent holding at most this many times the run's text.
 CONTAINER_GROWTH = 1.1
 #: ... and at most this many levels up.
@@ -85,11 +91,24 @@ def find_span(root: Tag, reference: list[str]) -> Span | None:
     if best is None:
         return None
     _, first, last, hits, size = best
+    while first < last and _is_lead_label(strings[first]):
+        found = tokens(strings[first])  # the headline, or a category link, before the notes
+        hits -= sum(1 for token in found if token in wanted)
+        size -= len(found)
+        first += 1
     coverage = min(1.0, hits / len(reference))
     if coverage < MIN_COVERAGE or hits < MIN_PRECISION * size:
         return None
     inside = frozenset(id(string) for string in strings[first : last + 1])
     return Span(strings[first], strings[last], hits, size, coverage, inside)
+
+
+def _is_lead_label(string: NavigableString) -> bool:
+    """Whether ``string`` is the page's headline or a link's few words (a category, tag or
+    byline link): what leads up to the notes, whose words the notes may share."""
+    if string.find_parent("h1") is not None:
+        return True
+    return len(tokens(string)) <= LINK_LABEL_TOKENS and string.find_parent("a") is not None
 
 
 def _strings(root: Tag) -> list[NavigableString]:
@@ -123,10 +142,28 @@ def feed_block(root: Tag, span: Span) -> list[Tag]:
         parent = container.parent
         if container is root or parent is None:
             break
-        if _text_length(parent) > CONTAINER_GROWTH * run_text:
+        if _text_length(parent) > CONTAINER_GROWTH * run_text or _beside_other(container):
             break
         container = parent
     return [container]
+
+
+#: Siblings that may be taken in when the container grows: the notes' own lines.
+_GROWN_OVER = frozenset({"p", "ul", "ol", "li", "br", "span", "a", "em", "strong", "b", "i"})
+
+
+def _beside_other(container: Tag) -> bool:
+    """Whether a sibling with text is another component (a date line, a title block): the
+    container must not grow over it."""
+    parent = container.parent
+    if parent is None:
+        return False
+    return any(
+        sibling is not container
+        and (sibling.name not in _GROWN_OVER or sibling.get("class"))
+        and _text_length(sibling) > 0
+        for sibling in child_tags(parent)
+    )
 
 
 def _children_between(common: Tag, span: Span) -> list[Tag]:
@@ -159,10 +196,28 @@ def _text_length(tag: Tag) -> int:
     return len(collapse(tag.get_text()))
 
 
-def is_teaser(page_tokens: list[str], reference: list[str]) -> bool:
-    """Whether the page's notes are the start of a longer reference (a cut-off teaser)."""
-    if not page_tokens or len(reference) < TEASER_RATIO * len(page_tokens):
+def is_teaser(page_text: str, reference: list[str]) -> bool:
+    """Whether the page's notes are the start of a longer reference (a cut-off teaser): much
+    shorter and mostly its words, or holding a line that is its opening words cut short."""
+    page_tokens = tokens(page_text)
+    if not page_tokens:
         return False
-    wanted = Counter(reference)
-    inside = sum(min(count, wanted[token]) for token, count in Counter(page_tokens).items())
-    return inside >= 0.6 * len(page_tokens)
+    if len(reference) >= TEASER_RATIO * len(page_tokens):
+        wanted = Counter(reference)
+        inside = sum(min(count, wanted[token]) for token, count in Counter(page_tokens).items())
+        if inside >= 0.6 * len(page_tokens):
+            return True
+    seen = set(page_tokens)
+    if sum(token in seen for token in reference) >= 0.8 * len(reference):
+        return False  # the page holds the reference: a line of it is its first paragraph
+    return any(_cut_opening(tokens(line), reference) for line in page_text.splitlines())
+
+
+def _cut_opening(line: list[str], reference: list[str]) -> bool:
+    """Whether ``line`` is the reference's opening words, cut well before its end."""
+    size = len(line)
+    if size < MIN_CUT_TOKENS or size > CUT_SHARE * len(reference):
+        return False
+    opening = Counter(reference[: size + 2])
+    same = sum(min(count, opening[token]) for token, count in Counter(line).items())
+    return same >= 0.9 * size
