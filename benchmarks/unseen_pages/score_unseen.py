@@ -1,6 +1,10 @@
 """Score the extractor on the held-out synthetic episode pages beside this file (issue #24).
 
-Run: ``PYTHONPATH=src python benchmarks/unseen_pages/score_unseen.py``. Each page is run
+Run: ``PYTHONPATH=src python benchmarks/unseen_pages/score_unseen.py [--dir DIR]``. ``--dir``
+scores another folder of labelled pages the same way: ``DIR/<id>.html`` or
+``DIR/pages/<id>.html``, ``DIR/labels/<id>.json``, ``DIR/feeds/<id>.html`` where the feed is
+known, and the page's URL in its label (``page_url``) or in ``DIR/SOURCE.tsv`` (a header row
+with ``id`` and ``page_url`` columns). Each page is run
 through ``podarchive.extract.extract_page`` with the feed's description (``feeds/<id>.html``,
 where the feed has one) and without it, and through trafilatura when it is importable (a
 benchmark-only peer, run as the corpus' ``run.py`` runs it). The scores come from the
@@ -82,6 +86,27 @@ def trafilatura_runner():
     return run
 
 
+def page_urls(folder: Path) -> dict[str, str]:
+    """Page URLs by id from ``folder/SOURCE.tsv``, where there is one."""
+    source = folder / "SOURCE.tsv"
+    if not source.exists():
+        return {}
+    rows = [line.split("\t") for line in source.read_text(encoding="utf-8").splitlines() if line]
+    head = rows[0]
+    if "id" not in head or "page_url" not in head:
+        return {}
+    at, url = head.index("id"), head.index("page_url")
+    return {row[at]: row[url] for row in rows[1:] if len(row) > max(at, url)}
+
+
+def pages_of(folder: Path) -> dict[str, Path]:
+    """The labelled pages of ``folder`` by id."""
+    found = {p.stem: p for p in [*folder.glob("*.html"), *folder.glob("pages/*.html")]}
+    return {
+        pid: found[pid] for pid in sorted(found) if (folder / "labels" / f"{pid}.json").exists()
+    }
+
+
 def fmt(v: Any, pct: bool = False) -> str:
     if v is None:
         return "–"
@@ -90,7 +115,8 @@ def fmt(v: Any, pct: bool = False) -> str:
     return f"{round(100 * v)}%" if pct else f"{v:.2f}"
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    folder = Path(argv[argv.index("--dir") + 1]).resolve() if "--dir" in argv else HERE
     corpus = corpus_dir()
     if corpus is None:
         print(f"no {CORPUS_NAME}/score.py found (set CORPUS); nothing scored")
@@ -104,11 +130,16 @@ def main() -> int:
     if traf:
         runs["trafilatura"] = traf
     results: dict[str, dict[str, dict]] = {r: {} for r in runs}
-    ids = sorted(p.stem for p in HERE.glob("*.html"))
+    pages = pages_of(folder)
+    ids = list(pages)
+    urls = page_urls(folder)
+    labels = {}
     for pid in ids:
-        label = json.loads((HERE / "labels" / f"{pid}.json").read_text(encoding="utf-8"))
-        raw = (HERE / f"{pid}.html").read_bytes()
-        ff = HERE / "feeds" / f"{pid}.html"
+        label = json.loads((folder / "labels" / f"{pid}.json").read_text(encoding="utf-8"))
+        label.setdefault("page_url", urls.get(pid, "https://example.invalid/"))
+        labels[pid] = label
+        raw = pages[pid].read_bytes()
+        ff = folder / "feeds" / f"{pid}.html"
         feed = ff.read_text(encoding="utf-8") if ff.exists() else None
         for name, fn in runs.items():
             res = fn(raw, label["page_url"], feed)
@@ -122,7 +153,7 @@ def main() -> int:
         head += f" | {name[:11]:11s} C junk    P    R"
     print(head + " | method (feed / nofeed)")
     for pid in ids:
-        label = json.loads((HERE / "labels" / f"{pid}.json").read_text(encoding="utf-8"))
+        label = labels[pid]
         line = f"{pid[:36]:36s} {label.get('feed', '?'):5s}"
         for name in runs:
             s = results[name][pid]
@@ -154,4 +185,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
