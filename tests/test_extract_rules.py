@@ -308,13 +308,13 @@ def test_json_ld_description_replaces_a_cut_teaser() -> None:
     assert [link.url for link in notes.links] == ["https://sentry.example.io/"]
 
 
-def test_json_ld_that_matches_the_page_leaves_the_block() -> None:
+def test_json_ld_that_matches_the_page_finds_the_block_and_what_continues_it() -> None:
     data = {"@type": "PodcastEpisode", "description": PROSE[:100]}
     head = f"<script type='application/ld+json'>{json.dumps(data)}</script>"
     notes = extract_page(page(article(f"<p>{PROSE}</p><p>{MORE}</p>"), head), URL)
-    assert notes.method == "generic"
+    assert notes.method == "json-ld"
     assert notes.text == f"{PROSE}\n\n{MORE}"
-    assert notes.confidence == 0.7
+    assert "of the JSON-LD, and 1 more element after it" in notes.evidence
 
 
 def test_app_state_shownotes_keep_their_links() -> None:

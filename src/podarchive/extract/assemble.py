@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from bs4.element import Tag
 
+from podarchive.extract.edges import opens_tail, trim_head, trim_tail
 from podarchive.extract.guided import (
     feed_block,
     find_span,
@@ -88,7 +89,12 @@ def notes_of(
 
 
 def from_feed(
-    body: Tag, feed_notes: str, base_url: str | None, transcript: Transcript
+    body: Tag,
+    feed_notes: str,
+    base_url: str | None,
+    transcript: Transcript,
+    method: str = "feed-match",
+    names: frozenset[str] = frozenset(),
 ) -> PageNotes | None:
     """The page block that carries the feed's notes, its natural container; None if none does.
 
@@ -102,9 +108,13 @@ def from_feed(
     if span is None:
         return None
     parts = feed_block(body, span)
-    more = continuation(parts) if len(reference) < SUMMARY_TOKENS else []
-    parts = tidied([*parts, *more])
-    evidence = f"page block holds {span.coverage:.0%} of the feed's notes"
+    more = continuation(parts, names) if len(reference) < SUMMARY_TOKENS else []
+    parts = [*parts, *more]
+    trim_head(parts[0], set(names), span.inside)
+    trim_tail(parts[-1], set(names), domain_of(base_url or ""), span.inside)
+    parts = tidied([part for part in parts if part.parent is not None])
+    label = _LABELS.get(method, method)
+    evidence = f"page block holds {span.coverage:.0%} of the {label}"
     if more:
         evidence += f", and {len(more)} more element{'s' if len(more) > 1 else ''} after it"
     found = notes_of(
@@ -112,7 +122,7 @@ def from_feed(
         base_url,
         "generic",
         transcript=transcript,
-        method="feed-match",
+        method=method,
         evidence=evidence,
         confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
     )
@@ -121,7 +131,7 @@ def from_feed(
     anchors += [a for part in parts if id(part) in kept for a in tags(part, "a")]
     found = replace(found, links=links_of(anchors_of(anchors), base_url))
     if is_teaser(found.text, reference):
-        return _from_reference(found, feed_notes, base_url, "feed-match", "feed's notes")
+        return _from_reference(found, feed_notes, base_url, method, label)
     return found
 
 
@@ -130,7 +140,7 @@ CONTINUING_TAGS = frozenset({"p", "ul", "ol", "dl", "blockquote", "pre", "table"
 _HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 
 
-def continuation(parts: list[Tag]) -> list[Tag]:
+def continuation(parts: list[Tag], names: frozenset[str] = frozenset()) -> list[Tag]:
     """The siblings after ``parts`` that continue them, when the block is a run of paragraphs
     in a larger container: every sibling with text (an emptied player skipped) up to the first
     that opens the post's furniture ("Tags:", "Related episodes", …)."""
@@ -142,7 +152,7 @@ def continuation(parts: list[Tag]) -> list[Tag]:
         text = collapse(sibling.get_text())
         if not text:
             continue
-        if opens_furniture(sibling, text):
+        if opens_furniture(sibling, text, names):
             break
         more.append(sibling)
     while more and more[-1].name in _HEADINGS:
@@ -150,14 +160,15 @@ def continuation(parts: list[Tag]) -> list[Tag]:
     return more
 
 
-def opens_furniture(tag: Tag, text: str) -> bool:
+def opens_furniture(tag: Tag, text: str, names: frozenset[str] = frozenset()) -> bool:
     """Whether ``tag`` (whose text is ``text``) starts what comes after the notes."""
     if POST_FURNITURE_RE.match(text):
         return True
     heading = tag if tag.name in _HEADINGS else tag.find(_HEADINGS)
-    return isinstance(heading, Tag) and bool(
-        RELATED_HEADING_RE.fullmatch(collapse(heading.get_text()))
-    )
+    if not isinstance(heading, Tag):
+        return False
+    said = collapse(heading.get_text())
+    return bool(RELATED_HEADING_RE.fullmatch(said)) or opens_tail(said, set(names))
 
 
 def more_notes(found: PageNotes, matched: PageNotes) -> bool:

@@ -37,6 +37,7 @@ from podarchive.extract.assemble import (
     tidied,
 )
 from podarchive.extract.boilerplate import names_notes, remove_boilerplate
+from podarchive.extract.edges import page_names, trim_head, trim_tail
 from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
@@ -49,6 +50,7 @@ from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
 from podarchive.extract.trim import find_deck, split_siblings, with_deck
 from podarchive.types import PageNotes
+from podarchive.urls import domain_of
 
 NAME = "generic"
 #: Generic notes with fewer characters of text outside links than this are "no notes".
@@ -78,26 +80,39 @@ def notes(page: Page) -> PageNotes | None:
     described = None
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
+    names = frozenset(page_names(page.soup))
     deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
     remove_boilerplate(body)
     transcript = cut_transcript(body, page.lowered)
     matched = None
     if feed:
-        matched = from_feed(body, feed, page.base_url, transcript)
-        if matched is not None and not is_summary(feed):
+        described = Described("feed-match", feed)
+    if described is not None and (feed or _full_structured(described)):
+        matched = from_feed(
+            body, described.text, page.base_url, transcript, described.method, names
+        )
+        if matched is not None and not is_summary(described.text):
             return matched
-        described = Described("feed-match", feed)  # a summary, a teaser, or no match
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
         return matched
-    parts = tidied(with_deck(split_siblings(_narrowed(block, stats)), deck, tokens))
+    parts = split_siblings(_narrowed(block, stats))
+    trim_head(parts[0], set(names))
+    trim_tail(parts[-1], set(names), domain_of(page.base_url or page.url))
+    parts = tidied(with_deck(parts, deck, tokens))
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
         return found
     if matched is not None and not more_notes(found, matched):
         return matched  # the summary's block and what continues it hold the notes
     return checked_against(found, described, page.base_url, matched)
+
+
+def _full_structured(described: Described) -> bool:
+    """Whether a structured description is full notes to find the page's block by: app state
+    or JSON-LD, not a summary (an ``og:description`` is one, cut to a length)."""
+    return described.method != "open-graph"
 
 
 class _TextStats(NamedTuple):

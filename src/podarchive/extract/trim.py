@@ -250,6 +250,8 @@ DECK_WORDS = frozenset(
     | {"description", "teaser", "kicker", "summary"}
 )
 _DECK_CHARS = (40, 600)
+#: A lead shorter than this must end as a sentence does.
+_SHORT_DECK_CHARS = 80
 #: A lead is among this many elements after the headline.
 _DECK_REACH = 60
 
@@ -279,10 +281,18 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
         words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
         if DECK_WORDS.isdisjoint(words):
             continue
-        length = len(collapse(tag.get_text()))
-        if _DECK_CHARS[0] <= length <= _DECK_CHARS[1] and _near_headline(tag):
+        text = collapse(tag.get_text())
+        if _is_lead(text) and _near_headline(tag):
             return tag
     return None
+
+
+def _is_lead(text: str) -> bool:
+    """Whether ``text`` reads as a lead paragraph: long enough, and a sentence where it is
+    short (a short phrase with no end is a subtitle, a second headline)."""
+    if not _DECK_CHARS[0] <= len(text) <= _DECK_CHARS[1]:
+        return False
+    return len(text) >= _SHORT_DECK_CHARS or text.rstrip()[-1:] in '.!?…:)"”'
 
 
 def _near_headline(tag: Tag) -> bool:

@@ -1,0 +1,290 @@
+"""The edges of a main block: the episode's header above the notes and the show's furniture
+below them, which an ``<article>`` or ``<main>`` holds along with the notes.
+
+* :func:`page_names` — the words of the page's names (``<title>``, ``og:title``,
+  ``og:site_name``, the headline), read before the furniture goes.
+* :func:`trim_head` — leading lines that are the episode's header, never its notes: headings,
+  the headline or show name again, a meta line (date, duration, "Episode 14", "S2E3"), a
+  figure and its caption, a line of links (platform badges, a category).
+* :func:`trim_tail` — trailing sections that are the show's, not the episode's: "About
+  <the show>", the people ("Creators & Guests", "Mitwirkende"), other episodes ("Recent
+  episodes", "More from …"), and lines of the site's own links ("View transcript", "All
+  episodes").
+
+Both stop at the first line that is not furniture, and leave at least half of the block's
+text: the notes are never trimmed for a look-alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString, Tag
+
+from podarchive.extract.soup import attr, child_tags, collapse, tags
+from podarchive.urls import domain_of
+
+_WORD_RE = re.compile(r"\w+")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+#: Lines looked at as a whole, never stepped into.
+_LEAVES = frozenset({"p", "a", "li", "dt", "dd", "tr", "td", "th", *_HEADINGS})
+#: Lists and tables: the notes' own, never header or tail lines.
+_LISTS = frozenset({"ul", "ol", "dl", "table", "tbody", "thead"})
+#: A header line is at most this long.
+MAX_HEADER_CHARS = 120
+#: At most this share of the block's text goes as its header or its tail.
+MAX_TRIMMED_SHARE = 0.5
+#: An image block's caption and credit hold at most this many characters.
+MAX_FIGURE_CHARS = 400
+FIGURE_CLASS_RE = re.compile(r"image|img|photo|picture|caption|credit|figure|media", re.I)
+#: A line whose links hold at least this share of its text is a line of links.
+LINK_LINE_SHARE = 0.7
+_MONTHS = (
+    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
+    "|july|august|september|october|november|december|januar|februar|märz|mai|juni|juli"
+    "|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre"
+    "|noviembre|diciembre|janvier|février|mars|avril|juin|juillet|août|septembre|octobre"
+    "|novembre|décembre"
+)
+#: What a meta line is made of: dates, times, durations, episode and season numbers.
+META_PART_RE = re.compile(
+    r"\b\d+\s*(min|mins|minutes|minuten|minutos|hr|hrs|hours?|h|m|s|sec|secs|std)\b\.?"
+    rf"|\b({_MONTHS})\b\.?|\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
+    r"|\b\d{1,2}:\d{2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}(st|nd|rd|th)?\b,?|\b\d{4}\b"
+    r"|\b(episode|ep|folge|episodio|épisode|season|staffel|temporada|saison|part|teil)\b\.?\s*\d+"
+    r"|\bs\d+\s*e\d+\b|#\d+|\b(et|est|cet|utc|gmt|pt|pst|edt)\b"
+    r"|\b(published|updated|aired|posted|veröffentlicht|publicado|publié)( on| am| el| le)?\b"
+    r"|\b(today|yesterday|heute|gestern|hoy|ayer)\b|[•·|—–/-]",
+    re.I,
+)
+#: How a line of platform badges opens ("Available on Spotify Apple Podcasts").
+BADGES_RE = re.compile(
+    r"(available|listen|also) (on|at|in)|listen (now|to)|subscribe|hören (auf|bei)|jetzt hören"
+    r"|escúchalo en|escuchar en|écouter sur|abonnieren|follow (us|the show)",
+    re.I,
+)
+#: A meta line keeps at most this many words once its dates and numbers are gone.
+META_SPARE_WORDS = 5
+#: Headings of the show's sections after the notes.
+TAIL_HEADING_RE = re.compile(
+    r"(about( the)? (show|podcast|series|programm?e?)|über (den|diesen) podcast"
+    r"|creators?( (&|and) guests?)?|hosts?( (&|and) guests?)?|mitwirkende|contributors?"
+    r"|recent episodes|latest episodes|other episodes|more episodes|all episodes|episodes"
+    r"|more from .{1,60}|more (shows|podcasts)|listen (on|to)|subscribe|follow (the show|us)"
+    r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes)\s*:?",
+    re.I,
+)
+#: Whole texts of trailing lines of the site's own links.
+TAIL_LINK_RE = re.compile(
+    r"(view|read|see|show|full) (the )?transcript|all episodes|back to (all )?episodes"
+    r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes",
+    re.I,
+)
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.lower()))
+
+
+def page_names(soup: BeautifulSoup) -> set[str]:
+    """The words of the page's ``<title>``, ``og:title``, ``og:site_name`` and first ``<h1>``."""
+    found: set[str] = set()
+    title = soup.find("title")
+    if isinstance(title, Tag):
+        found |= words(title.get_text())
+    for meta in tags(soup, "meta"):
+        if attr(meta, "property").lower() in ("og:title", "og:site_name"):
+            found |= words(attr(meta, "content"))
+    headline = soup.find("h1")
+    if isinstance(headline, Tag):
+        found |= words(headline.get_text())
+    return found
+
+
+def trim_head(block: Tag, names: set[str], keep: frozenset[int] = frozenset()) -> None:
+    """Remove the header lines that open ``block`` (see the module docstring); never one
+    holding a text node of ``keep`` (ids: the feed's text found on the page)."""
+    budget = MAX_TRIMMED_SHARE * _length(block)
+    spared = _sparing(lambda tag: _is_header_line(tag, names), keep)
+    _trim(block, lambda tag: _is_picture(tag) or spared(tag), budget, first=True)
+
+
+def trim_tail(
+    block: Tag, names: set[str], own_domain: str, keep: frozenset[int] = frozenset()
+) -> None:
+    """Remove the show's sections and site links that close ``block``; never a text node of
+    ``keep``."""
+    budget = MAX_TRIMMED_SHARE * _length(block)
+    _trim_tail_sections(block, names, budget, keep)
+    budget = MAX_TRIMMED_SHARE * _length(block)
+    doomed = _sparing(lambda tag: _is_tail_link_line(tag, names, own_domain), keep)
+    _trim(block, doomed, budget, first=False)
+
+
+def _sparing(doomed: Callable[[Tag], bool], keep: frozenset[int]) -> Callable[[Tag], bool]:
+    """``doomed``, but never for an element that holds a text node of ``keep``."""
+    if not keep:
+        return doomed
+    return lambda tag: doomed(tag) and not _holds(tag, keep)
+
+
+def _holds(tag: Tag, keep: frozenset[int]) -> bool:
+    return any(id(string) in keep for string in tag.strings)
+
+
+def _trim(block: Tag, doomed: Callable[[Tag], bool], budget: float, *, first: bool) -> None:
+    """Extract ``block``'s first (or last) lines while ``doomed`` says so, descending into a
+    wrapper that holds several lines (and dropping it once emptied), within ``budget``
+    characters."""
+    stack = [block]
+    spent = 0.0
+    for _ in range(500):
+        node = stack[-1]
+        edge = _edge_child(node, first=first)
+        if edge is None:
+            if node is block:
+                return
+            stack.pop()
+            node.extract()  # a wrapper left with no text
+            continue
+        if isinstance(edge, NavigableString):
+            return  # bare text at the edge: a line of the notes
+        if doomed(edge):
+            size = _length(edge)
+            if spent + size > budget:
+                return
+            spent += size
+            edge.extract()
+            continue
+        if edge.name in _LEAVES or edge.name in _LISTS or not child_tags(edge):
+            return  # a line that stays, or a list: the notes' own
+        stack.append(edge)  # a wrapper: look at its lines
+
+
+def _edge_child(node: Tag, *, first: bool) -> Tag | NavigableString | None:
+    """The first (or last) child of ``node`` with text; an empty element is skipped."""
+    children = list(node.children)
+    for child in children if first else reversed(children):
+        if isinstance(child, Tag):
+            if collapse(child.get_text()):
+                return child
+        elif isinstance(child, NavigableString) and collapse(child):
+            return child
+    return None
+
+
+def _is_header_line(tag: Tag, names: set[str]) -> bool:
+    if tag.name in _LISTS or tag.name in ("li", "dt", "dd", "tr", "td", "th"):
+        return False
+    text = collapse(tag.get_text())
+    if tag.name == "time" or _is_picture(tag):
+        return True
+    if tag.name in _HEADINGS:
+        return len(text) <= MAX_HEADER_CHARS * 2
+    if len(text) > MAX_HEADER_CHARS or _has_blocks(tag):
+        return False
+    if words(text) <= names:
+        return True  # the headline or the show's name again
+    if _link_share(tag, text) >= LINK_LINE_SHARE:
+        return True
+    if BADGES_RE.match(text) and tag.find("a") is not None:
+        return True
+    return _is_meta_line(text)
+
+
+def _is_picture(tag: Tag) -> bool:
+    """A figure: an image with its caption and credit, whatever the element (a short text, an
+    ``<img>``, and a class that says image, photo, caption or credit). Never the notes, even
+    where a caption shares their words."""
+    if tag.name in ("figure", "figcaption", "picture", "img"):
+        return True
+    if tag.find(("img", "picture")) is None or _length(tag) > MAX_FIGURE_CHARS:
+        return False
+    marked = [tag, *tags(tag)]
+    return any(FIGURE_CLASS_RE.search(attr(t, "class")) for t in marked if t.attrs.get("class"))
+
+
+def _has_blocks(tag: Tag) -> bool:
+    return tag.find(("p", "ul", "ol", "li", "blockquote", "table", *_HEADINGS)) is not None
+
+
+def _is_meta_line(text: str) -> bool:
+    """Whether ``text`` is made of dates, durations and numbers, with a few words at most."""
+    if not any(char.isdigit() for char in text) or not META_PART_RE.search(text):
+        return False  # "You may like": a date has a number
+    rest = META_PART_RE.sub(" ", text)
+    return len(_WORD_RE.findall(rest)) <= META_SPARE_WORDS
+
+
+def _link_share(tag: Tag, text: str) -> float:
+    if not text:
+        return 0.0
+    inside = sum(len(collapse(a.get_text())) for a in tags(tag, "a"))
+    return inside / len(text)
+
+
+def _trim_tail_sections(block: Tag, names: set[str], budget: float, keep: frozenset[int]) -> None:
+    """Cut from the last heading that opens a show's section (and all after it), at any depth
+    under ``block``, while what is cut stays within ``budget``."""
+    for heading in reversed(list(tags(block, *_HEADINGS))):
+        text = collapse(heading.get_text())
+        if not opens_tail(text, names):
+            continue
+        after = _following_in(block, heading)
+        size = _length(heading) + sum(_length(tag) for tag in after)
+        if size > budget or any(_holds(tag, keep) for tag in [heading, *after]):
+            return
+        for tag in [heading, *after]:
+            tag.extract()
+
+
+def opens_tail(text: str, names: set[str]) -> bool:
+    """Whether a heading's text opens one of the show's sections after the notes."""
+    return TAIL_HEADING_RE.fullmatch(text) is not None or _about_the_show(text, names)
+
+
+def _about_the_show(text: str, names: set[str]) -> bool:
+    """ "About Weather Desk": a heading that is "About" and the show's name."""
+    found = _WORD_RE.findall(text.lower())
+    return len(found) >= 2 and found[0] in ("about", "über") and set(found[1:]) <= names
+
+
+def _following_in(block: Tag, start: Tag) -> list[Tag]:
+    """The elements after ``start`` in document order that are under ``block``: the
+    following siblings of ``start`` and of each of its ancestors below ``block``."""
+    found: list[Tag] = []
+    node: Tag | None = start
+    while node is not None and node is not block:
+        found += [sibling for sibling in node.find_next_siblings() if isinstance(sibling, Tag)]
+        parent = node.parent
+        node = parent if isinstance(parent, Tag) else None
+    return found
+
+
+def _is_tail_link_line(tag: Tag, names: set[str], own_domain: str) -> bool:
+    text = collapse(tag.get_text())
+    if not text or len(text) > MAX_HEADER_CHARS or _has_blocks(tag) or tag.name in _LISTS:
+        return False
+    if TAIL_LINK_RE.fullmatch(text):
+        return True
+    anchors = [a for a in tags(tag, "a") if attr(a, "href")]
+    if tag.name == "a":
+        anchors = [tag]
+    if not anchors or _link_share(tag, text) < LINK_LINE_SHARE or not words(text) <= names:
+        return False  # a line of links back to the show ("Weather Desk", "All episodes")
+    return all(_is_own(attr(a, "href"), own_domain) for a in anchors)
+
+
+def _is_own(href: str, own_domain: str) -> bool:
+    href = href.strip()
+    if href.startswith("#"):
+        return False  # an in-page anchor: a contents list, dropped elsewhere with its heading
+    if not href.startswith(("http://", "https://", "//")):
+        return True  # relative: the site's own page
+    return bool(own_domain) and domain_of(href) == own_domain
+
+
+def _length(tag: Tag) -> int:
+    return len(collapse(tag.get_text()))
