@@ -44,11 +44,12 @@ from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.structured import (
     Described,
     has_structured_data,
+    meta_description,
     structured_description,
 )
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
-from podarchive.extract.trim import find_deck, split_siblings, with_deck
+from podarchive.extract.trim import find_deck, split_siblings, summary_lead, with_deck
 from podarchive.types import PageNotes
 from podarchive.urls import domain_of
 
@@ -61,6 +62,11 @@ MIN_SHORT_NOTES_CHARS = 12
 LABEL_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "time")
 #: Elements whose text is a paragraph for the density score (their parent is the candidate).
 SCORED_PARAGRAPH_TAGS = PARAGRAPH_TAGS | {"li", "dd", "dt", "td", "th"}
+#: Lists, tables and quotes: the densest one is a part of running text, which is the notes.
+PART_TAGS = frozenset({"ul", "ol", "dl", "table", "tbody", "blockquote"})
+#: The elements of running text.
+TEXT_FLOW_TAGS = PART_TAGS | PARAGRAPH_TAGS | {"h1", "h2", "h3", "h4", "h5", "h6", "pre", "br"}
+TEXT_FLOW_TAGS |= {"figure", "hr", "a", "strong", "em", "b", "i", "span"}
 #: Elements that hold the text written directly in them for the density score.
 BLOCK_TAGS = LINE_TAGS | PARAGRAPH_TAGS | {"td", "th", "br", "body", "html"}
 
@@ -78,6 +84,7 @@ def notes(page: Page) -> PageNotes | None:
         body = page.soup
     feed = page.feed_notes
     described = None
+    summary = meta_description(page.soup)
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
     names = frozenset(page_names(page.soup))
@@ -100,6 +107,8 @@ def notes(page: Page) -> PageNotes | None:
     parts = split_siblings(_narrowed(block, stats))
     trim_head(parts[0], set(names))
     trim_tail(parts[-1], set(names), domain_of(page.base_url or page.url))
+    if deck is None and summary:
+        deck = summary_lead(parts[0], summary, tokens)
     parts = tidied(with_deck(parts, deck, tokens))
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
@@ -218,8 +227,21 @@ def _densest_block(body: Tag) -> Tag | None:
                 scores[id(tag)] = scores.get(id(tag), 0.0) + weight * length
     if not scores:
         return None
-    best = max(scores, key=lambda key: scores[key])  # first of equals: dicts keep order
-    return tags[best]
+    best = tags[max(scores, key=lambda key: scores[key])]  # first of equals: dicts keep order
+    parent = best.parent
+    if best.name in PART_TAGS and parent is not None and _is_text_flow(parent):
+        return parent  # a list or a quote is a part of the notes, not their container
+    return best
+
+
+def _is_text_flow(tag: Tag) -> bool:
+    """Whether every child of ``tag`` with text is a paragraph, a heading, a list or a quote
+    (running text, not a page of components)."""
+    return all(
+        child.name in TEXT_FLOW_TAGS
+        for child in child_tags(tag)
+        if child.name not in INVISIBLE_TAGS and collapse(child.get_text())
+    )
 
 
 def _own_text_lengths(body: Tag) -> list[tuple[Tag, int]]:
@@ -241,13 +263,17 @@ def _own_text_lengths(body: Tag) -> list[tuple[Tag, int]]:
 
 
 def _narrowed(block: Tag, stats: _TextStats) -> Tag:
-    """Step down into a single child container while it holds >= 90 % of the block's text."""
+    """Step down into a single child container while it holds >= 90 % of the block's text (a
+    list or a quote is a part of the text, never stepped into)."""
     total = stats.total
     while True:
         containers = [
             child
             for child in child_tags(block)
-            if child.name not in SCORED_PARAGRAPH_TAGS and child.name != "a" and id(child) in total
+            if child.name not in SCORED_PARAGRAPH_TAGS
+            and child.name not in PART_TAGS
+            and child.name != "a"
+            and id(child) in total
         ]
         if not containers:
             return block

@@ -72,6 +72,21 @@ def structured_description(soup: BeautifulSoup, url: str) -> Described | None:
     return Described("open-graph", valid(og)) if og else None
 
 
+#: Meta tags whose content is the page's summary, in the order they are trusted.
+SUMMARY_METAS = ("og:description", "twitter:description", "description")
+
+
+def meta_description(soup: BeautifulSoup) -> str:
+    """The page's summary from its meta tags (``og:description``, ``twitter:description``,
+    ``description``), or ""."""
+    found: dict[str, str] = {}
+    for meta in tags(soup, "meta"):
+        key = (attr(meta, "property") or attr(meta, "name")).lower()
+        if key in SUMMARY_METAS and key not in found:
+            found[key] = collapse(attr(meta, "content"))
+    return next((valid(found[key]) for key in SUMMARY_METAS if found.get(key)), "")
+
+
 def _json_ld_descriptions(script: str, url: str) -> list[str]:
     """Descriptions of the episode nodes of one JSON-LD script."""
     found: list[str] = []

@@ -22,6 +22,9 @@ from podarchive.types import PageTranscriptSegment
 MIN_TRANSCRIPT_CHARS = 400
 #: Sibling paragraphs that open with a speaker or a time code, for a transcript without a name.
 MIN_SPEAKER_TURNS = 8
+#: Time-coded paragraphs without speakers are a transcript only when at least this share of
+#: them is too long for a chapter title; else they are the notes' chapter list.
+MIN_LONG_SHARE = 0.5
 _WORD_RE = re.compile(r"transcri\w*|transkri\w*|transcripci\w*|mitschrift|abschrift|wortlaut")
 _STEMS = ("transcri", "transkri", "mitschrift", "abschrift", "wortlaut")
 _WORD_RE_ANY = re.compile(_WORD_RE.pattern, re.I)
@@ -93,11 +96,14 @@ def _after_heading(root: Tag) -> list[Tag]:
 def _speaker_run(root: Tag) -> list[Tag]:
     """A parent's paragraphs from the first of :data:`MIN_SPEAKER_TURNS` speaker turns on."""
     counts: dict[int, int] = {}
+    timed: dict[int, int] = {}
     parents: dict[int, Tag] = {}
     speakers: dict[int, set[str]] = {}
     for paragraph in tags(root, "p"):
         parent = paragraph.parent
         text = collapse(paragraph.get_text())
+        if parent is not None and _TIME_RE.match(text):
+            timed[id(parent)] = timed.get(id(parent), 0) + 1
         if parent is not None and _turn(text):
             counts[id(parent)] = counts.get(id(parent), 0) + 1
             parents[id(parent)] = parent
@@ -108,6 +114,8 @@ def _speaker_run(root: Tag) -> list[Tag]:
         return []
     if len(speakers[best]) * 2 > counts[best]:
         return []  # each name once or twice: credits ("Host: …", "Music: …"), not turns
+    if speakers[best] == {""} and counts[best] < MIN_LONG_SHARE * timed.get(best, 0):
+        return []  # mostly short time-coded lines: the notes' chapter list, a few long
     children = child_tags(parents[best])
     first = next(
         i for i, c in enumerate(children) if c.name == "p" and _turn(collapse(c.get_text()))

@@ -249,6 +249,8 @@ DECK_WORDS = frozenset(
     {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
     | {"description", "teaser", "kicker", "summary"}
 )
+#: Class words of a description that is not the episode's: the site's, the show's, an author's.
+NOT_EPISODE_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
 _DECK_CHARS = (40, 600)
 #: A lead shorter than this must end as a sentence does.
 _SHORT_DECK_CHARS = 80
@@ -279,8 +281,8 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
         if not any(word in joined for word in DECK_WORDS):
             continue
         words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
-        if DECK_WORDS.isdisjoint(words):
-            continue
+        if DECK_WORDS.isdisjoint(words) or not NOT_EPISODE_WORDS.isdisjoint(words):
+            continue  # no lead, or the site's or the show's own ("site-description")
         text = collapse(tag.get_text())
         if _is_lead(text) and _near_headline(tag):
             return tag
@@ -321,3 +323,42 @@ def with_deck(
     if not words or sum(word in first for word in words) >= 0.8 * len(words):
         return parts  # the notes repeat it
     return [deck, *parts]
+
+
+#: A lead found by the page's summary: at most this many levels up from the block, looking at
+#: the sibling just before.
+_SUMMARY_LEAD_LEVELS = 3
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def summary_lead(block: Tag, summary: str, tokens_of: Callable[[str], list[str]]) -> Tag | None:
+    """The element just before ``block`` (or before a wrapper of it, a few levels up) whose
+    text is the page's summary (its meta description): a lead the block left out."""
+    wanted = set(tokens_of(summary))
+    if len(wanted) < 4:
+        return None
+    node = block
+    for _ in range(_SUMMARY_LEAD_LEVELS):
+        before = _previous_with_text(node)
+        if before is not None:
+            found = tokens_of(before.get_text())
+            if not found or len(found) > 2 * len(wanted):
+                return None
+            if before.name in _HEADINGS or not _is_lead(collapse(before.get_text())):
+                return None  # a subtitle, a second headline
+            inside = sum(token in wanted for token in found)
+            if inside >= 0.8 * len(found) and len(set(found) & wanted) >= 0.6 * len(wanted):
+                return before
+            return None
+        parent = node.parent
+        if parent is None or parent.name in ("body", "html"):
+            return None
+        node = parent
+    return None
+
+
+def _previous_with_text(node: Tag) -> Tag | None:
+    for sibling in node.find_previous_siblings():
+        if isinstance(sibling, Tag) and collapse(sibling.get_text()):
+            return sibling
+    return None
