@@ -163,3 +163,59 @@ def test_a_lead_sentence_under_the_headline_is_kept() -> None:
         f"<div class='body markup'>{NOTES}</div></article>"
     )
     assert notes_of(body).text.startswith("What the last keepers heard")
+
+
+# --- found on the second blind set (benchmarks/unseen_pages_2) -----------------------------
+
+
+@pytest.mark.parametrize(
+    "badges",
+    [
+        "<ul><li><a href='https://podcasts.apple.com/podcast/id1'>Apple Podcasts</a></li>"
+        "<li><a href='https://open.spotify.com/show/x'>Spotify</a></li>"
+        "<li><a href='https://cdn.example.org/42.mp3' download>Download MP3</a></li>"
+        "<li><a href='#transcript'>Jump to transcript</a></li></ul>",
+        "<ul><li><a href='https://cdn.example.org/42.mp3'>Download (25 MB)</a></li>"
+        "<li><a href='/subscribe'>Subscribe</a></li></ul>",
+        "<ul class='people'><a href='https://social.example/@nora'><li><img src='/n.jpg'>"
+        "<div>nora</div></li></a><a href='https://social.example/@ilse'><li><img src='/i.jpg'>"
+        "<div>ilse</div></li></a></ul>",
+        "<p><a href='/subscribe'>Subscribe</a></p>",
+        "<div>Harbour Hours • Nora Lind &amp; Ilse Brandt • Episode 142 • November 03, 2026 •"
+        " 47:18</div>",
+    ],
+)
+def test_badges_and_a_line_of_fields_above_the_notes_go(badges: str) -> None:
+    notes = notes_of(f"<article><h1>Lighthouses</h1>{badges}{NOTES}</article>")
+    assert notes.text.startswith("Nora and Ilse"), notes.text
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "<h3>Topics</h3><ul><li><a href='/topics/sea'>Sea</a></li></ul>",
+        "<h2>Les autres épisodes de la série</h2><div><h3>Épisode 1/4</h3><p>La gabelle.</p></div>",
+        "<figure><img src='/hull.jpg'><figcaption>▲ The hull at the shipyard. Photograph: A."
+        " Keeper</figcaption></figure>",
+        "<div class='contributions-epic'><h2>Before you move on…</h2><p>We have a small favour"
+        " to ask of you, reader, before you go.</p></div>",
+    ],
+)
+def test_topics_series_pictures_and_appeals_below_the_notes_go(tail: str) -> None:
+    notes = notes_of(f"<article><h1>Lighthouses</h1>{NOTES}{tail}</article>")
+    assert notes.text.endswith("route map."), notes.text
+
+
+def test_links_to_the_sites_own_people_pages_are_credits_not_notes() -> None:
+    credits = (
+        "<p>Presented by <a href='/profile/nora-lind'>Nora Lind</a>; produced by"
+        " <a href='https://harbourhours.example.org/people/ilse-brandt/104'>Ilse Brandt</a>;"
+        " our guest is on <a href='https://people.example.net/ilse'>her own site</a>.</p>"
+    )
+    notes = notes_of(f"<article><h1>Lighthouses</h1>{NOTES}{credits}</article>")
+    assert "Presented by Nora Lind" in notes.text
+    assert [(link.position, link.url) for link in notes.links] == [
+        (0, "https://maps.example.net/route"),
+        (1, "https://people.example.net/ilse"),
+    ]

@@ -19,7 +19,13 @@ from podarchive.extract.guided import (
     span_anchors,
     tokens,
 )
-from podarchive.extract.links import anchors_of, extract_links, links_in, links_of
+from podarchive.extract.links import (
+    anchors_of,
+    extract_links,
+    links_in,
+    links_of,
+    without_profiles,
+)
 from podarchive.extract.markup import inner_html
 from podarchive.extract.soup import collapse, tags
 from podarchive.extract.structured import Described
@@ -74,6 +80,7 @@ def notes_of(
         text = "\n\n".join(filter(None, (text_of(part) for part in parts)))
         found = [link for part in parts for link in links_in(part, base_url)]
         links = tuple(replace(link, position=i) for i, link in enumerate(found))
+    links = without_profiles(links, base_url)
     if evidence is None:
         evidence = "main block" if len(parts) == 1 else f"main block split in {len(parts)}"
     return PageNotes(
@@ -129,7 +136,9 @@ def from_feed(
     kept = {id(part) for part in more}
     anchors = span_anchors(parts, span)
     anchors += [a for part in parts if id(part) in kept for a in tags(part, "a")]
-    found = replace(found, links=links_of(anchors_of(anchors), base_url))
+    found = replace(
+        found, links=without_profiles(links_of(anchors_of(anchors), base_url), base_url)
+    )
     if is_teaser(found.text, reference):
         return _from_reference(found, feed_notes, base_url, method, label)
     return found

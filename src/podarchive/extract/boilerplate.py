@@ -32,6 +32,7 @@ BOILERPLATE_WORD_RE = re.compile(
     r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
     r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
     r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
+    r"|contributions?|donate|donations?|submeta|keywords"
 )
 #: An inline style that hides an element.
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)

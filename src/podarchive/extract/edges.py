@@ -65,6 +65,54 @@ BADGES_RE = re.compile(
     r"|escúchalo en|escuchar en|écouter sur|abonnieren|follow (us|the show)",
     re.I,
 )
+#: What separates the fields of a meta line.
+FIELD_SEPARATOR_RE = re.compile(r"\s[•·|]\s|\s[—–]\s")
+#: Hosts of podcast apps and directories: a link to one by itself is a badge.
+PODCAST_APPS = (
+    "podcasts.apple.com",
+    "itunes.apple.com",
+    "open.spotify.com",
+    "spotify.com",
+    "spotify.link",
+    "music.amazon.com",
+    "music.amazon.de",
+    "music.amazon.co.uk",
+    "podcasts.google.com",
+    "overcast.fm",
+    "pca.st",
+    "pocketcasts.com",
+    "castro.fm",
+    "castbox.fm",
+    "podcastaddict.com",
+    "player.fm",
+    "stitcher.com",
+    "iheart.com",
+    "tunein.com",
+    "deezer.com",
+    "music.youtube.com",
+    "radiopublic.com",
+    "podchaser.com",
+    "podcastindex.org",
+    "podverse.fm",
+    "fountain.fm",
+    "goodpods.com",
+    "audible.com",
+    "ivoox.com",
+    "podimo.com",
+    "xiaoyuzhoufm.com",
+)
+#: A media file's path: a download badge.
+MEDIA_PATH_RE = re.compile(r"\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)$", re.I)
+#: Whole texts of a player's or a post's action buttons.
+ACTION_RE = re.compile(
+    r"(download|share|embed|subscribe|rss|feed|follow|play|listen|transcript|herunterladen"
+    r"|teilen|abonnieren|descargar|compartir|suscribirse|télécharger|partager|s'abonner)"
+    r"(\s*(mp3|episode|now|\(.{1,20}\)))?",
+    re.I,
+)
+#: A list of badges has at most this many items, each at most this long.
+MAX_BADGES = 8
+MAX_BADGE_CHARS = 40
 #: A meta line keeps at most this many words once its dates and numbers are gone.
 META_SPARE_WORDS = 5
 #: Headings of the show's sections after the notes.
@@ -73,7 +121,10 @@ TAIL_HEADING_RE = re.compile(
     r"|creators?( (&|and) guests?)?|hosts?( (&|and) guests?)?|mitwirkende|contributors?"
     r"|recent episodes|latest episodes|other episodes|more episodes|all episodes|episodes"
     r"|more from .{1,60}|more (shows|podcasts)|listen (on|to)|subscribe|follow (the show|us)"
-    r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes)\s*:?",
+    r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
+    r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
+    r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
+    r"|themen|mehr zum thema|temas|thèmes|sujets)\s*:?",
     re.I,
 )
 #: Whole texts of trailing lines of the site's own links.
@@ -119,8 +170,8 @@ def trim_tail(
     budget = MAX_TRIMMED_SHARE * _length(block)
     _trim_tail_sections(block, names, budget, keep)
     budget = MAX_TRIMMED_SHARE * _length(block)
-    doomed = _sparing(lambda tag: _is_tail_link_line(tag, names, own_domain), keep)
-    _trim(block, doomed, budget, first=False)
+    spared = _sparing(lambda tag: _is_tail_link_line(tag, names, own_domain), keep)
+    _trim(block, lambda tag: _is_picture(tag) or spared(tag), budget, first=False)
 
 
 def _sparing(doomed: Callable[[Tag], bool], keep: frozenset[int]) -> Callable[[Tag], bool]:
@@ -176,6 +227,8 @@ def _edge_child(node: Tag, *, first: bool) -> Tag | NavigableString | None:
 
 
 def _is_header_line(tag: Tag, names: set[str]) -> bool:
+    if tag.name in ("ul", "ol"):
+        return _is_badge_list(tag)
     if tag.name in _LISTS or tag.name in ("li", "dt", "dd", "tr", "td", "th"):
         return False
     text = collapse(tag.get_text())
@@ -189,7 +242,7 @@ def _is_header_line(tag: Tag, names: set[str]) -> bool:
         return True  # the headline or the show's name again
     if _link_share(tag, text) >= LINK_LINE_SHARE:
         return True
-    if BADGES_RE.match(text) and tag.find("a") is not None:
+    if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
         return True
     return _is_meta_line(text)
 
@@ -210,8 +263,52 @@ def _has_blocks(tag: Tag) -> bool:
     return tag.find(("p", "ul", "ol", "li", "blockquote", "table", *_HEADINGS)) is not None
 
 
+def _is_badge_list(tag: Tag) -> bool:
+    """A short list of short items that are each a badge: a link to a podcast app or to the
+    feed ("Apple Podcasts", "Spotify", "RSS"), a link within the page ("Jump to transcript"),
+    or a person's card (an avatar and a name); never a list of the notes' own links."""
+    items = [item for item in tags(tag, "li") if collapse(item.get_text())]
+    if not items or len(items) > MAX_BADGES:
+        return False
+    return all(_is_badge(item) for item in items)
+
+
+def _is_badge(item: Tag) -> bool:
+    text = collapse(item.get_text())
+    if len(text) > MAX_BADGE_CHARS:
+        return False
+    link = item.find_parent("a") or item.find("a")  # <a><li>…</li></a> too
+    if not isinstance(link, Tag):
+        return False
+    if item.find(("img", "picture", "svg")) is not None:
+        return True  # an avatar or a logo and a name
+    href = attr(link, "href").strip()
+    if href.startswith("#") or _is_app_link(href) or MEDIA_PATH_RE.search(href.split("?")[0]):
+        return True
+    return BADGES_RE.match(text) is not None or ACTION_RE.fullmatch(text) is not None
+
+
+def _is_app_link(href: str) -> bool:
+    host = domain_of(href)
+    if any(host == app or host.endswith("." + app) for app in PODCAST_APPS):
+        return True
+    path = href.split("?")[0].lower().rstrip("/")
+    return path.endswith((".rss", ".xml", "/feed", "/rss"))
+
+
+def _is_fields_line(text: str) -> bool:
+    """A line of short fields between separators, one a date or a duration: "The Show •
+    Host & Host • Episode 142 • November 3, 2026 • 47:18"."""
+    fields = [field for field in FIELD_SEPARATOR_RE.split(text) if field.strip()]
+    if len(fields) < 3 or any(len(_WORD_RE.findall(field)) > 6 for field in fields):
+        return False
+    return any(any(char.isdigit() for char in field) for field in fields)
+
+
 def _is_meta_line(text: str) -> bool:
     """Whether ``text`` is made of dates, durations and numbers, with a few words at most."""
+    if _is_fields_line(text):
+        return True
     if not any(char.isdigit() for char in text) or not META_PART_RE.search(text):
         return False  # "You may like": a date has a number
     rest = META_PART_RE.sub(" ", text)
@@ -221,6 +318,8 @@ def _is_meta_line(text: str) -> bool:
 def _link_share(tag: Tag, text: str) -> float:
     if not text:
         return 0.0
+    if tag.name == "a":
+        return 1.0
     inside = sum(len(collapse(a.get_text())) for a in tags(tag, "a"))
     return inside / len(text)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
+from urllib.parse import urlsplit
 
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
@@ -11,7 +13,7 @@ from bs4.filter import SoupStrainer
 
 from podarchive.extract.soup import attr, collapse, parse, tags
 from podarchive.types import Link
-from podarchive.urls import http_link, is_http_url, join_url
+from podarchive.urls import domain_of, http_link, is_http_url, join_url
 
 _BASE_TAG_RE = re.compile(r"<base", re.I)
 
@@ -107,3 +109,27 @@ def _join(base_url: str | None, href: str) -> str | None:
         return join_url(base_url, href) if base_url else href
     except ValueError:  # e.g. a malformed IPv6 host
         return None
+
+
+#: Path segments of a site's pages about people: its presenters', producers' and authors'
+#: profiles, linked from a credits or byline line, never a link of the notes.
+PROFILE_SEGMENTS = frozenset(
+    {"people", "person", "persons", "profile", "profiles", "author", "authors", "personnes"}
+    | {"personen", "presenters", "presenter", "staff", "contributor", "contributors", "team"}
+)
+
+
+def without_profiles(links: tuple[Link, ...], base_url: str | None) -> tuple[Link, ...]:
+    """``links`` less those to the page's own site's pages about people (renumbered)."""
+    own = domain_of(base_url or "")
+    if not own:
+        return links
+    kept = [link for link in links if not (link.domain == own and _is_profile(link.url))]
+    if len(kept) == len(links):
+        return links
+    return tuple(replace(link, position=i) for i, link in enumerate(kept))
+
+
+def _is_profile(url: str) -> bool:
+    path = urlsplit(url).path.lower()
+    return any(segment in PROFILE_SEGMENTS for segment in path.split("/")[:-1] if segment)
