@@ -24,12 +24,12 @@ FIXTURE_PAGES = sorted((Path(__file__).parent / "fixtures").glob("*/**/*.html"))
 LONG = "This episode is about weak references, caches and private fields in C++ code."
 MADE_UP_PAGE = (
     "<html><body><main><p>Site-wide text that the generic extractor would take instead.</p>"
-    f"<div class='madeup-notes'><p>{LONG}</p><a href='/guest'>Guest</a></div></main></body></html>"
+    f"<div class='madeup-body'><p>{LONG}</p><a href='/guest'>Guest</a></div></main></body></html>"
 )
 
 
 class MadeUpHost:
-    """A host extractor as a new module would write it: notes in ``.madeup-notes``."""
+    """A host extractor as a new module would write it: notes in ``.madeup-body``."""
 
     def __init__(self) -> None:
         self.asked: list[str] = []
@@ -40,7 +40,7 @@ class MadeUpHost:
 
     def notes(self, page: Page) -> PageNotes | None:
         found = next(
-            (t for t in tags(page.soup, "div") if "madeup-notes" in t.get("class", [])), None
+            (t for t in tags(page.soup, "div") if "madeup-body" in t.get("class", [])), None
         )
         if found is None:
             return None

@@ -117,9 +117,9 @@ def from_feed(
     parts = feed_block(body, span)
     more = continuation(parts, names) if len(reference) < SUMMARY_TOKENS else []
     parts = [*parts, *more]
+    parts = tidied(parts)
     trim_head(parts[0], set(names), span.inside)
     trim_tail(parts[-1], set(names), domain_of(base_url or ""), span.inside)
-    parts = tidied([part for part in parts if part.parent is not None])
     label = _LABELS.get(method, method)
     evidence = f"page block holds {span.coverage:.0%} of the {label}"
     if more:
@@ -219,6 +219,32 @@ def checked_against(
     return matched if matched is not None else replace(found, confidence=0.4)
 
 
+def from_description(
+    described: Described, base_url: str | None, transcript: Transcript
+) -> PageNotes:
+    """The notes of a page that shows none in its body (a script-built page): its structured
+    description, as HTML where it is HTML, else one paragraph a line."""
+    html = _as_html(described.text)
+    label = _LABELS.get(described.method, described.method)
+    return PageNotes(
+        html,
+        html_to_text(html),
+        tuple(extract_links(html, base_url)),
+        "generic",
+        method=described.method,
+        evidence=f"the page's body shows no notes; notes from its {label}",
+        confidence=0.6,
+        transcript=transcript,
+    )
+
+
+def _as_html(reference: str) -> str:
+    if "<" in reference:
+        return reference
+    paragraphs = [p for p in reference.split("\n") if p.strip()]
+    return "".join(f"<p>{html_lib.escape(p.strip())}</p>" for p in paragraphs)
+
+
 def _inside(text: str, reference: list[str]) -> bool:
     """Whether the page block holds nearly all the reference's words."""
     found = set(tokens(text))
@@ -229,11 +255,7 @@ def _from_reference(
     found: PageNotes, reference: str, base_url: str | None, method: str, label: str
 ) -> PageNotes:
     """The full reference as the notes; the page block's links whose text it names, added."""
-    if "<" in reference:
-        html = reference
-    else:
-        paragraphs = [p for p in reference.split("\n") if p.strip()]
-        html = "".join(f"<p>{html_lib.escape(p.strip())}</p>" for p in paragraphs)
+    html = _as_html(reference)
     text = html_to_text(reference)
     links = list(extract_links(html, base_url))
     known = {link.normalized_url for link in links}

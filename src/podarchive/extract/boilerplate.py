@@ -57,7 +57,11 @@ def remove_boilerplate(body: Tag) -> None:
     stack = child_tags(body)[::-1]
     while stack:
         tag = stack.pop()
-        if _is_boilerplate(tag, protected):
+        teaser = _teaser_of(tag) if is_hidden(tag) else None
+        if teaser is not None:
+            doomed.append(teaser)  # "… Read more": the hidden full text is the one to keep
+            _unhide(tag)
+        if teaser is None and _is_boilerplate(tag, protected):
             doomed.append(tag)
         else:
             stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
@@ -67,6 +71,38 @@ def remove_boilerplate(body: Tag) -> None:
         doomed = [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
     for tag in doomed:
         tag.extract()
+
+
+#: A teaser is at most this share of the hidden full text it opens.
+TEASER_SHARE = 0.8
+_TOKEN_RE = re.compile(r"\w+")
+_EXPANDER_WORDS = frozenset({"read", "more", "show", "see", "leer", "más", "mehr", "lesen", "lire"})
+_EXPANDER_WORDS |= {"la", "suite", "plus", "ver", "weiterlesen", "expand", "all"}
+
+
+def _teaser_of(hidden: Tag) -> Tag | None:
+    """The visible sibling just before ``hidden`` that is the opening of its text cut short
+    ("… Read more"), when ``hidden`` is the full text an expander shows; else None."""
+    before = hidden.find_previous_sibling()
+    while isinstance(before, Tag) and not collapse(before.get_text()):
+        before = before.find_previous_sibling()
+    if not isinstance(before, Tag) or is_hidden(before):
+        return None
+    shown = _TOKEN_RE.findall(before.get_text().lower())
+    while shown and shown[-1] in _EXPANDER_WORDS:
+        shown.pop()
+    if len(shown) < 8:
+        return None
+    full = _TOKEN_RE.findall(hidden.get_text().lower())
+    if len(shown) > TEASER_SHARE * len(full):
+        return None
+    opening = set(full[: len(shown) + 5])
+    return before if sum(token in opening for token in shown) >= 0.9 * len(shown) else None
+
+
+def _unhide(tag: Tag) -> None:
+    for name in ("hidden", "aria-hidden", "style"):
+        tag.attrs.pop(name, None)
 
 
 def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
@@ -123,6 +159,16 @@ def names_notes(tag: Tag) -> bool:
         if not NOTES_WORDS.isdisjoint(re.split(r"[-_]+", token)):
             return True
     return False
+
+
+#: Class or id words of a description that is not the episode's: the site's, the show's.
+OTHERS_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
+
+
+def names_others(tag: Tag) -> bool:
+    """Whether a class or the id of ``tag`` says it is the site's, the show's or an author's
+    ("show-description", "site-summary")."""
+    return not OTHERS_WORDS.isdisjoint(_class_and_id_words(tag))
 
 
 def _class_and_id_words(tag: Tag) -> Iterator[str]:

@@ -38,6 +38,8 @@ MAX_HEADER_CHARS = 120
 MAX_TRIMMED_SHARE = 0.5
 #: An image block's caption and credit hold at most this many characters.
 MAX_FIGURE_CHARS = 400
+#: Text outside the marked parts of a picture (its caption, its credit) is at most this long.
+MAX_UNMARKED_CHARS = 40
 FIGURE_CLASS_RE = re.compile(r"image|img|photo|picture|caption|credit|figure|media", re.I)
 #: A line whose links hold at least this share of its text is a line of links.
 LINK_LINE_SHARE = 0.7
@@ -113,6 +115,8 @@ ACTION_RE = re.compile(
 #: A list of badges has at most this many items, each at most this long.
 MAX_BADGES = 8
 MAX_BADGE_CHARS = 40
+#: A category chip (a link within the site) has at most this many words.
+CHIP_WORDS = 3
 #: A meta line keeps at most this many words once its dates and numbers are gone.
 META_SPARE_WORDS = 5
 #: Headings of the show's sections after the notes.
@@ -124,13 +128,24 @@ TAIL_HEADING_RE = re.compile(
     r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
     r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
     r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
-    r"|themen|mehr zum thema|temas|thèmes|sujets)\s*:?",
+    r"|themen|mehr zum thema|temas|thèmes|sujets|more in( .{1,40})?"
+    r"|(more episodes|más episodios|weitere folgen|autres épisodes|other episodes|altri episodi)"
+    r" (of|from|del|de|von|du|des|di)( the)? .{1,60})\s*:?",
     re.I,
 )
+#: A line that leads in to the badges after the notes ("Escucha La Ventana en:").
+LISTEN_LEAD_RE = re.compile(
+    r"(listen|subscribe|follow|escucha\w*|suscríbete|hör\w*|abonniere\w*|écoute\w*|abonnez"
+    r"|ascolta\w*|ouça|luister)\b.{0,80}\b(on|at|en|auf|bei|sur|su|em|op|in)\s*:?",
+    re.I,
+)
+#: How a newspaper's print line opens ("A version of this article appears in print on …").
+PRINT_LINE_RE = re.compile(r"a version of this (article|story|episode) appear(s|ed) in print", re.I)
 #: Whole texts of trailing lines of the site's own links.
 TAIL_LINK_RE = re.compile(
     r"(view|read|see|show|full) (the )?transcript|all episodes|back to (all )?episodes"
-    r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes",
+    r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes"
+    r"|order reprints.*",
     re.I,
 )
 
@@ -255,8 +270,17 @@ def _is_picture(tag: Tag) -> bool:
         return True
     if tag.find(("img", "picture")) is None or _length(tag) > MAX_FIGURE_CHARS:
         return False
-    marked = [tag, *tags(tag)]
-    return any(FIGURE_CLASS_RE.search(attr(t, "class")) for t in marked if t.attrs.get("class"))
+    if _is_marked_figure(tag):
+        return True
+    marked = [t for t in tags(tag) if _is_marked_figure(t)]
+    if not marked:
+        return False
+    inside = sum(_length(t) for t in marked if not any(_is_marked_figure(p) for p in t.parents))
+    return _length(tag) - inside <= MAX_UNMARKED_CHARS  # nothing but the picture's own text
+
+
+def _is_marked_figure(tag: Tag) -> bool:
+    return bool(tag.attrs.get("class")) and FIGURE_CLASS_RE.search(attr(tag, "class")) is not None
 
 
 def _has_blocks(tag: Tag) -> bool:
@@ -285,6 +309,8 @@ def _is_badge(item: Tag) -> bool:
     href = attr(link, "href").strip()
     if href.startswith("#") or _is_app_link(href) or MEDIA_PATH_RE.search(href.split("?")[0]):
         return True
+    if href.startswith("/") and len(_WORD_RE.findall(text)) <= CHIP_WORDS:
+        return True  # a category chip: a word or two linking within the site
     return BADGES_RE.match(text) is not None or ACTION_RE.fullmatch(text) is not None
 
 
@@ -364,9 +390,15 @@ def _following_in(block: Tag, start: Tag) -> list[Tag]:
 
 def _is_tail_link_line(tag: Tag, names: set[str], own_domain: str) -> bool:
     text = collapse(tag.get_text())
-    if not text or len(text) > MAX_HEADER_CHARS or _has_blocks(tag) or tag.name in _LISTS:
+    if tag.name in ("ul", "ol"):
+        return _is_badge_list(tag)
+    if not text or _has_blocks(tag) or tag.name in _LISTS:
         return False
-    if TAIL_LINK_RE.fullmatch(text):
+    if PRINT_LINE_RE.match(text) and len(text) <= 2 * MAX_HEADER_CHARS:
+        return True
+    if len(text) > MAX_HEADER_CHARS:
+        return False
+    if TAIL_LINK_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text):
         return True
     anchors = [a for a in tags(tag, "a") if attr(a, "href")]
     if tag.name == "a":

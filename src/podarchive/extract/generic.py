@@ -30,13 +30,14 @@ from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from podarchive.extract.assemble import (
     checked_against,
+    from_description,
     from_feed,
     is_summary,
     more_notes,
     notes_of,
     tidied,
 )
-from podarchive.extract.boilerplate import names_notes, remove_boilerplate
+from podarchive.extract.boilerplate import names_notes, names_others, remove_boilerplate
 from podarchive.extract.edges import page_names, trim_head, trim_tail
 from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
@@ -58,6 +59,8 @@ NAME = "generic"
 MIN_NOTES_CHARS = 40
 #: An explicit notes container (see :func:`notes`) needs only this many characters of prose.
 MIN_SHORT_NOTES_CHARS = 12
+#: A notes-named element inside a landmark is the notes when it holds this share of its prose.
+NAMED_SHARE = 0.3
 #: Elements whose text is a label, not prose, for the thresholds.
 LABEL_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "time")
 #: Elements whose text is a paragraph for the density score (their parent is the candidate).
@@ -103,13 +106,16 @@ def notes(page: Page) -> PageNotes | None:
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
+        if matched is None and described is not None and described.method != "feed-match":
+            return from_description(described, page.base_url, transcript)
         return matched
     parts = split_siblings(_narrowed(block, stats))
+    parts = tidied(parts)
     trim_head(parts[0], set(names))
     trim_tail(parts[-1], set(names), domain_of(page.base_url or page.url))
     if deck is None and summary:
         deck = summary_lead(parts[0], summary, tokens)
-    parts = tidied(with_deck(parts, deck, tokens))
+    parts = with_deck(parts, deck, tokens)
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
         return found
@@ -177,8 +183,8 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     for tags in groups:
         if tags:
             best = max(tags, key=lambda tag: stats.total[id(tag)])
-            if _prose(best, stats) >= MIN_NOTES_CHARS:
-                return best
+            if (prose := _prose(best, stats)) >= MIN_NOTES_CHARS:
+                return _named_inside(best, prose, stats) or best
     named = [tag for tag in visible if names_notes(tag)]
     best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
     named_prose = _prose(best_named, stats) if best_named is not None else 0
@@ -193,6 +199,23 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     if block is None or _prose(block, stats) < MIN_NOTES_CHARS:
         return None
     return block
+
+
+def _named_inside(block: Tag, prose: int, stats: _TextStats) -> Tag | None:
+    """The element inside a landmark whose class or id says it holds the notes ("description",
+    "show-notes", …), when it holds a good share of the landmark's prose: the landmark's
+    header, player and other episodes are then left out at once."""
+    named = [
+        tag
+        for tag in block.find_all(True)
+        if id(tag) in stats.outside and names_notes(tag) and not names_others(tag)
+    ]
+    if not named:
+        return None
+    best = max(named, key=lambda tag: stats.outside[id(tag)])
+    if _prose(best, stats) < max(MIN_NOTES_CHARS, NAMED_SHARE * prose):
+        return None
+    return best
 
 
 def _prose(tag: Tag, stats: _TextStats) -> int:

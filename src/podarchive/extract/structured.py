@@ -32,8 +32,25 @@ NOTES_KEYS = frozenset(
     | {"contenthtml", "content_html", "notes_html", "noteshtml"}
 )
 _STATE_IDS = frozenset({"__NEXT_DATA__", "__NUXT_DATA__"})
-_STATE_PREFIXES = ("window.__NUXT__", "window.__APOLLO_STATE__", "window.__INITIAL_STATE__")
-_STATE_MARKERS = ("__NEXT_DATA__", "__NUXT", "__APOLLO_STATE__", "__INITIAL_STATE__")
+_STATE_PREFIXES = (
+    "window.__NUXT__",
+    "window.__APOLLO_STATE__",
+    "window.__INITIAL_STATE__",
+    "var ytInitialPlayerResponse",
+    "window.ytInitialPlayerResponse",
+)
+_STATE_MARKERS = (
+    "__NEXT_DATA__",
+    "__NUXT",
+    "__APOLLO_STATE__",
+    "__INITIAL_STATE__",
+    "ytInitialPlayerResponse",
+)
+#: Fields (lower case) of app state that hold an episode's notes as plain text (a video
+#: page's description), taken when at least :data:`MIN_PLAIN_CHARS` long.
+PLAIN_NOTES_KEYS = frozenset({"shortdescription"})
+MIN_PLAIN_CHARS = 40
+_DECODER = json.JSONDecoder()
 
 
 class Described(NamedTuple):
@@ -63,8 +80,8 @@ def structured_description(soup: BeautifulSoup, url: str) -> Described | None:
                 og = collapse(attr(tag, "content"))
         elif "ld+json" in attr(tag, "type").lower():
             found += _json_ld_descriptions(tag.get_text(), url)
-        elif (script := _state_json(tag)) is not None:
-            state += _state_notes(script)
+        elif (data := _state_data(tag)) is not None:
+            state += _state_notes(data)
     if state:
         return Described("app-state", valid(max(state, key=len)))
     if found:
@@ -104,6 +121,11 @@ def _objects(script: str, limit: int) -> Iterator[dict[str, object]]:
         data = json.loads(script)
     except (ValueError, RecursionError):
         return
+    yield from _walk(data, limit)
+
+
+def _walk(data: object, limit: int) -> Iterator[dict[str, object]]:
+    """The JSON objects in ``data``, walked iteratively (at most ``limit`` nodes)."""
     stack: list[object] = [data]
     seen = 0
     while stack and seen < limit:
@@ -125,22 +147,36 @@ def _is_episode(node: dict[str, object], url: str) -> bool:
     return isinstance(own, str) and own.rstrip("/") == url.rstrip("/")
 
 
-def _state_json(tag: Tag) -> str | None:
-    """The JSON text of an app-state script, or None if the script is not one."""
+def _state_data(tag: Tag) -> object | None:
+    """The parsed JSON of an app-state script, or None if the script is not one (or not
+    JSON). A ``var x = {…};`` script is read up to the end of its object."""
     if attr(tag, "id") in _STATE_IDS:
-        return tag.get_text()
-    text = tag.get_text().strip()
-    if not text.startswith(_STATE_PREFIXES):
+        text, start = tag.get_text(), 0
+    else:
+        text = tag.get_text().strip()
+        if not text.startswith(_STATE_PREFIXES):
+            return None
+        start = text.find("{")
+        if start < 0:
+            return None
+    try:
+        data: object = _DECODER.raw_decode(text, start)[0] if start else json.loads(text)
+    except (ValueError, RecursionError):
         return None
-    start, end = text.find("{"), text.rfind("}")
-    return text[start : end + 1] if 0 <= start < end else None
+    return data
 
 
-def _state_notes(script: str) -> list[str]:
-    """HTML values of the notes fields (:data:`NOTES_KEYS`) of an app state."""
-    return [
-        value.strip()
-        for node in _objects(script, _MAX_STATE_NODES)
-        for key, value in node.items()
-        if isinstance(value, str) and "<" in value and key.lower() in NOTES_KEYS
-    ]
+def _state_notes(data: object) -> list[str]:
+    """The notes fields of an app state: HTML values of :data:`NOTES_KEYS`, and plain-text
+    values of :data:`PLAIN_NOTES_KEYS` (as text, one paragraph a line)."""
+    found: list[str] = []
+    for node in _walk(data, _MAX_STATE_NODES):
+        for key, value in node.items():
+            if not isinstance(value, str):
+                continue
+            lowered = key.lower()
+            html = "<" in value and lowered in NOTES_KEYS
+            plain = lowered in PLAIN_NOTES_KEYS and len(value.strip()) >= MIN_PLAIN_CHARS
+            if html or plain:
+                found.append(value.strip())
+    return found

@@ -27,7 +27,9 @@ FURNITURE_TEXT_RE = re.compile(
     r"((skip )?advertisement|anzeige|werbung|publicidad|publicité|sponsored|supported by"
     r"|bild vergrößern|enlarge( this image)?|(hide|toggle) caption|weiterlesen|read more"
     r"|podcast:\s*play in new window(\s*\|\s*download)?(\s*\(.*\))?(\s*\|\s*embed)?"
-    r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed)",
+    r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed"
+    r"|leer más|ver más|mostrar más|mehr lesen|mehr anzeigen|lire la suite|lire plus"
+    r"|show more|see more|continua a leggere|leia mais)",
     re.I,
 )
 #: How an element that opens the post's furniture (after the notes) starts.
@@ -43,7 +45,8 @@ MEDIA_URL_RE = re.compile(
 )
 #: Headings of a box of other episodes or articles.
 RELATED_HEADING_RE = re.compile(
-    r"(related( episodes| posts| articles)?|more episodes|more from this (show|podcast)"
+    r"(related( episodes| posts| articles| stor(y|ies))?|more episodes|more stories"
+    r"|more from this (show|podcast)"
     r"|you (may|might) also like|also in this podcast|mehr zum thema|weitere folgen"
     r"|das könnte sie auch interessieren|más episodios|te puede interesar|à écouter aussi"
     r"|more news|mehr nachrichten)\s*:?",
@@ -155,7 +158,11 @@ def _is_card(tag: Tag) -> bool:
     elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
     heading = tag.find(_CARD_HEADINGS)
-    return isinstance(heading, Tag) and heading.find("a") is not None
+    if not isinstance(heading, Tag):
+        return False
+    wrapper = heading.find_parent("a")  # <a><h3>…</h3></a>: the card's link wraps its heading
+    linked = wrapper is not None and any(parent is tag for parent in wrapper.parents)
+    return linked or heading.find("a") is not None
 
 
 def _is_contents(tag: Tag) -> bool:
@@ -284,6 +291,8 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
         if DECK_WORDS.isdisjoint(words) or not NOT_EPISODE_WORDS.isdisjoint(words):
             continue  # no lead, or the site's or the show's own ("site-description")
         text = collapse(tag.get_text())
+        if tag.find(_CARD_HEADINGS) is not None or _is_card(tag):
+            continue  # a lead has no heading of its own: this is a teaser card
         if _is_lead(text) and _near_headline(tag):
             return tag
     return None
