@@ -13,9 +13,10 @@
 Modules: ``decode`` (bytes → text), ``soup`` (the bs4 adapter), ``links``, ``text``,
 ``markup`` (inner HTML), ``page`` (what an extractor gets), ``simplecast``, ``generic`` and
 ``boilerplate``, ``platforms`` (platform furniture), ``transcript`` (on-page transcripts),
-``trim`` (tidying the chosen block), ``structured`` (JSON-LD, Open Graph), ``guided`` (the
-block that carries a reference text), ``assemble`` (notes from parts or a reference),
-``registry``, ``site``. Only ``extract_page`` raises, and only
+``trim`` (tidying the chosen block), ``edges`` (the episode's header and the show's sections
+around the notes) and ``lines`` (what a line says, by its text), ``structured`` (JSON-LD,
+Open Graph, app state), ``guided`` (the block that carries a reference text), ``assemble``
+(notes from parts or a reference), ``registry``, ``site``. Only ``extract_page`` raises, and only
 :class:`~podarchive.errors.ExtractError`. Every walk over the tree is iterative, so deeply
 nested pages cannot exhaust the recursion limit.
 """

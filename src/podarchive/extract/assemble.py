@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from bs4.element import Tag
 
-from podarchive.extract.edges import opens_tail, trim_head, trim_tail
+from podarchive.extract.edges import trim_head, trim_tail
 from podarchive.extract.guided import (
     feed_block,
     find_span,
@@ -19,6 +19,7 @@ from podarchive.extract.guided import (
     span_anchors,
     tokens,
 )
+from podarchive.extract.lines import opens_tail
 from podarchive.extract.links import (
     anchors_of,
     extract_links,

@@ -1,0 +1,158 @@
+"""What a line of a page says, by its text alone: the vocabulary of the notes' edges.
+
+Pure functions on strings (no tree): a meta line of dates and durations, a line of fields, a
+link to a podcast app, a heading that opens a show's section. :mod:`.edges` walks the tree
+and asks these.
+"""
+
+from __future__ import annotations
+
+import re
+
+from podarchive.urls import domain_of
+
+_WORD_RE = re.compile(r"\w+")
+
+_MONTHS = (
+    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
+    "|july|august|september|october|november|december|januar|februar|märz|mai|juni|juli"
+    "|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre"
+    "|noviembre|diciembre|janvier|février|mars|avril|juin|juillet|août|septembre|octobre"
+    "|novembre|décembre"
+)
+#: What a meta line is made of: dates, times, durations, episode and season numbers.
+META_PART_RE = re.compile(
+    r"\b\d+\s*(min|mins|minutes|minuten|minutos|hr|hrs|hours?|h|m|s|sec|secs|std)\b\.?"
+    rf"|\b({_MONTHS})\b\.?|\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
+    r"|\b\d{1,2}:\d{2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}(st|nd|rd|th)?\b,?|\b\d{4}\b"
+    r"|\b(episode|ep|folge|episodio|épisode|season|staffel|temporada|saison|part|teil)\b\.?\s*\d+"
+    r"|\bs\d+\s*e\d+\b|#\d+|\b(et|est|cet|utc|gmt|pt|pst|edt)\b"
+    r"|\b(published|updated|aired|posted|veröffentlicht|publicado|publié)( on| am| el| le)?\b"
+    r"|\b(today|yesterday|heute|gestern|hoy|ayer)\b|[•·|—–/-]",
+    re.I,
+)
+#: How a line of platform badges opens ("Available on Spotify Apple Podcasts").
+BADGES_RE = re.compile(
+    r"(available|listen|also) (on|at|in)|listen (now|to)|subscribe|hören (auf|bei)|jetzt hören"
+    r"|escúchalo en|escuchar en|écouter sur|abonnieren|follow (us|the show)",
+    re.I,
+)
+#: What separates the fields of a meta line.
+FIELD_SEPARATOR_RE = re.compile(r"\s[•·|]\s|\s[—–]\s")
+#: Hosts of podcast apps and directories: a link to one by itself is a badge.
+PODCAST_APPS = (
+    "podcasts.apple.com",
+    "itunes.apple.com",
+    "open.spotify.com",
+    "spotify.com",
+    "spotify.link",
+    "music.amazon.com",
+    "music.amazon.de",
+    "music.amazon.co.uk",
+    "podcasts.google.com",
+    "overcast.fm",
+    "pca.st",
+    "pocketcasts.com",
+    "castro.fm",
+    "castbox.fm",
+    "podcastaddict.com",
+    "player.fm",
+    "stitcher.com",
+    "iheart.com",
+    "tunein.com",
+    "deezer.com",
+    "music.youtube.com",
+    "radiopublic.com",
+    "podchaser.com",
+    "podcastindex.org",
+    "podverse.fm",
+    "fountain.fm",
+    "goodpods.com",
+    "audible.com",
+    "ivoox.com",
+    "podimo.com",
+    "xiaoyuzhoufm.com",
+)
+#: A media file's path: a download badge.
+MEDIA_PATH_RE = re.compile(r"\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)$", re.I)
+#: Whole texts of a player's or a post's action buttons.
+ACTION_RE = re.compile(
+    r"(download|share|embed|subscribe|rss|feed|follow|play|listen|transcript|herunterladen"
+    r"|teilen|abonnieren|descargar|compartir|suscribirse|télécharger|partager|s'abonner)"
+    r"(\s*(mp3|episode|now|\(.{1,20}\)))?",
+    re.I,
+)
+#: A list of badges has at most this many items, each at most this long.
+MAX_BADGES = 8
+MAX_BADGE_CHARS = 40
+#: A category chip (a link within the site) has at most this many words.
+CHIP_WORDS = 3
+#: A meta line keeps at most this many words once its dates and numbers are gone.
+META_SPARE_WORDS = 5
+#: Headings of the show's sections after the notes.
+TAIL_HEADING_RE = re.compile(
+    r"(about( the)? (show|podcast|series|programm?e?)|über (den|diesen) podcast"
+    r"|creators?( (&|and) guests?)?|hosts?( (&|and) guests?)?|mitwirkende|contributors?"
+    r"|recent episodes|latest episodes|other episodes|more episodes|all episodes|episodes"
+    r"|more from .{1,60}|more (shows|podcasts)|listen (on|to)|subscribe|follow (the show|us)"
+    r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
+    r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
+    r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
+    r"|themen|mehr zum thema|temas|thèmes|sujets|more in( .{1,40})?"
+    r"|(more episodes|más episodios|weitere folgen|autres épisodes|other episodes|altri episodi)"
+    r" (of|from|del|de|von|du|des|di)( the)? .{1,60})\s*:?",
+    re.I,
+)
+#: A line that leads in to the badges after the notes ("Escucha La Ventana en:").
+LISTEN_LEAD_RE = re.compile(
+    r"(listen|subscribe|follow|escucha\w*|suscríbete|hör\w*|abonniere\w*|écoute\w*|abonnez"
+    r"|ascolta\w*|ouça|luister)\b.{0,80}\b(on|at|en|auf|bei|sur|su|em|op|in)\s*:?",
+    re.I,
+)
+#: How a newspaper's print line opens ("A version of this article appears in print on …").
+PRINT_LINE_RE = re.compile(r"a version of this (article|story|episode) appear(s|ed) in print", re.I)
+#: Whole texts of trailing lines of the site's own links.
+TAIL_LINK_RE = re.compile(
+    r"(view|read|see|show|full) (the )?transcript|all episodes|back to (all )?episodes"
+    r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes"
+    r"|order reprints.*",
+    re.I,
+)
+
+
+def is_app_link(href: str) -> bool:
+    host = domain_of(href)
+    if any(host == app or host.endswith("." + app) for app in PODCAST_APPS):
+        return True
+    path = href.split("?")[0].lower().rstrip("/")
+    return path.endswith((".rss", ".xml", "/feed", "/rss"))
+
+
+def is_fields_line(text: str) -> bool:
+    """A line of short fields between separators, one a date or a duration: "The Show •
+    Host & Host • Episode 142 • November 3, 2026 • 47:18"."""
+    fields = [field for field in FIELD_SEPARATOR_RE.split(text) if field.strip()]
+    if len(fields) < 3 or any(len(_WORD_RE.findall(field)) > 6 for field in fields):
+        return False
+    return any(any(char.isdigit() for char in field) for field in fields)
+
+
+def is_meta_line(text: str) -> bool:
+    """Whether ``text`` is made of dates, durations and numbers, with a few words at most."""
+    if is_fields_line(text):
+        return True
+    if not any(char.isdigit() for char in text) or not META_PART_RE.search(text):
+        return False  # "You may like": a date has a number
+    rest = META_PART_RE.sub(" ", text)
+    return len(_WORD_RE.findall(rest)) <= META_SPARE_WORDS
+
+
+def opens_tail(text: str, names: set[str]) -> bool:
+    """Whether a heading's text opens one of the show's sections after the notes."""
+    return TAIL_HEADING_RE.fullmatch(text) is not None or about_the_show(text, names)
+
+
+def about_the_show(text: str, names: set[str]) -> bool:
+    """ "About Weather Desk": a heading that is "About" and the show's name."""
+    found = _WORD_RE.findall(text.lower())
+    return len(found) >= 2 and found[0] in ("about", "über") and set(found[1:]) <= names
