@@ -66,10 +66,11 @@ def words(text: str) -> set[str]:
 def page_names(soup: BeautifulSoup) -> set[str]:
     """The words of the page's ``<title>``, ``og:title``, ``og:site_name`` and first ``<h1>``."""
     found: set[str] = set()
-    title = soup.find("title")
+    head = soup.head if soup.head is not None else soup  # meta tags and the title live there
+    title = head.find("title")
     if isinstance(title, Tag):
         found |= words(title.get_text())
-    for meta in tags(soup, "meta"):
+    for meta in tags(head, "meta"):
         if attr(meta, "property").lower() in ("og:title", "og:site_name"):
             found |= words(attr(meta, "content"))
     headline = soup.find("h1")

@@ -97,7 +97,8 @@ def meta_description(soup: BeautifulSoup) -> str:
     """The page's summary from its meta tags (``og:description``, ``twitter:description``,
     ``description``), or ""."""
     found: dict[str, str] = {}
-    for meta in tags(soup, "meta"):
+    head = soup.head if soup.head is not None else soup
+    for meta in tags(head, "meta"):
         key = (attr(meta, "property") or attr(meta, "name")).lower()
         if key in SUMMARY_METAS and key not in found:
             found[key] = collapse(attr(meta, "content"))
