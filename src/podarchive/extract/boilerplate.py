@@ -42,6 +42,12 @@ NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
 NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content")
 #: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
 STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
+#: Class prefixes of page builders whose every block is a "widget" (Elementor): that word of
+#: theirs is layout, not furniture ("elementor-widget-share-buttons" still says "share").
+LAYOUT_PREFIXES = ("elementor-", "et_pb_", "wp-block-")
+LAYOUT_WORDS = frozenset({"widget", "widgets", "container", "module"})
+#: An element named for the notes protects its wrappers when it has this much text.
+NAMED_LANDMARK_CHARS = 300
 #: Never removed as boilerplate, whatever their class says.
 PROTECTED_TAGS = frozenset({"html", "body", "article", "main"})
 
@@ -115,6 +121,8 @@ def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
         return True
     if not _is_marked_boilerplate(tag) and platform_furniture(tag) is None:
         return False
+    if names_notes(tag):
+        return False  # "elementor-widget-theme-post-content": a page builder's notes widget
     return id(tag) not in protected()
 
 
@@ -138,9 +146,17 @@ def _is_marked_boilerplate(tag: Tag) -> bool:
 
 
 def _landmark_ancestors(root: Tag) -> set[int]:
-    """The ids of every element that has an ``<article>`` or ``<main>`` inside it."""
+    """The ids of every element that has an ``<article>``, a ``<main>`` or an element named
+    for the notes (with text enough not to be a card's summary) inside it: a page's wrapper
+    ("share-container") is never furniture."""
     ancestors: set[int] = set()
-    for landmark in tags(root, "article", "main"):
+    landmarks = [
+        tag
+        for tag in tags(root)
+        if tag.name in ("article", "main")
+        or (names_notes(tag) and len(collapse(tag.get_text())) >= NAMED_LANDMARK_CHARS)
+    ]
+    for landmark in landmarks:
         for parent in landmark.parents:
             if id(parent) in ancestors:
                 break
@@ -173,5 +189,9 @@ def names_others(tag: Tag) -> bool:
 
 def _class_and_id_words(tag: Tag) -> Iterator[str]:
     for token in (attr(tag, "class") + " " + attr(tag, "id")).lower().split():
-        if not token.startswith(STATE_CLASS_PREFIXES):
-            yield from filter(None, re.split(r"[-_]+", token))
+        if token.startswith(STATE_CLASS_PREFIXES):
+            continue
+        layout = token.startswith(LAYOUT_PREFIXES)
+        for word in re.split(r"[-_]+", token):
+            if word and not (layout and word in LAYOUT_WORDS):
+                yield word

@@ -59,6 +59,8 @@ NAME = "generic"
 MIN_NOTES_CHARS = 40
 #: An explicit notes container (see :func:`notes`) needs only this many characters of prose.
 MIN_SHORT_NOTES_CHARS = 12
+#: A landmark with less than this share of the page's prose may be a card beside the text.
+LANDMARK_SHARE = 0.3
 #: A notes-named element inside a landmark is the notes when it holds this share of its prose.
 NAMED_SHARE = 0.3
 #: Elements whose text is a label, not prose, for the thresholds.
@@ -184,6 +186,10 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
         if tags:
             best = max(tags, key=lambda tag: stats.total[id(tag)])
             if (prose := _prose(best, stats)) >= MIN_NOTES_CHARS:
+                if prose < LANDMARK_SHARE * _prose(body, stats):
+                    elsewhere = _outside(_densest_block(body), best)
+                    if elsewhere is not None and _prose(elsewhere, stats) > 2 * prose:
+                        return elsewhere  # the landmark is a card beside the page's text
                 return _named_inside(best, prose, stats) or best
     named = [tag for tag in visible if names_notes(tag)]
     best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
@@ -198,6 +204,19 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     block = _densest_block(body)
     if block is None or _prose(block, stats) < MIN_NOTES_CHARS:
         return None
+    return block
+
+
+def _outside(block: Tag | None, landmark: Tag) -> Tag | None:
+    """``block`` unless it is ``landmark``, inside it, holds it, or holds other articles."""
+    if block is None or block is landmark:
+        return None
+    if any(parent is landmark for parent in block.parents):
+        return None
+    if any(parent is block for parent in landmark.parents):
+        return None
+    if block.find("article") is not None:
+        return None  # a box of other articles: cards, not the page's text
     return block
 
 
