@@ -248,3 +248,97 @@ def test_a_picture_block_is_only_its_own_text() -> None:
     notes = extract_page(page(body), URL)
     assert notes.text.startswith(SUMMARY)
     assert notes.text.endswith("Ice charts")
+
+
+# --- found on the fourth blind set (benchmarks/unseen_pages_4) -----------------------------
+
+
+def test_a_page_builders_post_content_widget_is_the_notes() -> None:
+    body = (
+        "<div class='elementor elementor-412'><div class='elementor-element e-con'>"
+        "<div class='elementor-widget elementor-widget-theme-post-content'>"
+        f"<div class='elementor-widget-container'>{NOTES}</div></div>"
+        "<div class='elementor-widget elementor-widget-share-buttons'><div"
+        " class='elementor-widget-container'><a href='https://fb.example/s'>Share</a></div></div>"
+        "</div><article class='elementor-post'><h3><a href='/episodes/6'>Fog</a></h3>"
+        "<div class='elementor-post__excerpt'>What fog does to sound, and why.</div></article></div>"
+    )
+    notes = extract_page(page(body), URL)
+    assert notes.text.startswith(SUMMARY)
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]
+
+
+def test_a_wrapper_whose_class_says_share_is_not_furniture_when_it_holds_the_notes() -> None:
+    long_notes = f"<p>{SUMMARY}, and more. " * 4 + "</p>" + NOTES
+    body = (
+        "<div class='share-container'><div class='episode-header'><h1>Ice</h1></div>"
+        f"<div class='tab-panel'><div class='episode-description'>{long_notes}</div></div></div>"
+    )
+    notes = extract_page(page(body), URL)
+    assert notes.text.endswith("Ice charts")
+
+
+def test_a_summary_beside_the_full_notes_is_not_the_notes() -> None:
+    body = (
+        "<div class='hero'><h1>Ice</h1><p class='episode-summary'>A short summary of the"
+        " episode about ice and boats.</p></div>"
+        f"<div class='rich-text-block w-richtext'><p>{SUMMARY}, at length.</p>"
+        f"<p>{SUMMARY}, again, with more of the story of the harbour.</p>{NOTES}</div>"
+    )
+    notes = extract_page(page(body), URL)
+    assert "at length" in notes.text  # the full notes, not the summary alone
+    assert notes.text.endswith("Ice charts")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "<div class='section'><div class='header'><h2>Information</h2></div><ul><li><dt>Show"
+        "</dt><dd>Driftwood</dd></li></ul></div>",
+        "<ul class='shelf'><li><a href='/e/6'><h3>Ep 6: Fog</h3><p>What fog does.</p></a></li>"
+        "<li><a href='/e/5'><h3>Ep 5: Tides</h3><p>The moon, mostly.</p></a></li></ul>",
+        "<div><span>Listen on</span></div><div><a href='https://open.spotify.com/show/x'><img"
+        " src='/s.png'></a></div><div><a href='/e/7'>Ep. 7: Lighting</a><p>Twelve lamps and"
+        " tape.</p></div><div><span>Never miss an episode</span></div>",
+        "<p>Tags: <a href='/tag/ice/'>ice</a>, <a href='/tag/boats/'>boats</a></p>",
+    ],
+)
+def test_the_shows_furniture_after_the_notes_goes_in_any_markup(tail: str) -> None:
+    notes = extract_page(page(f"<article><h1>Ice</h1>{NOTES}{tail}</article>"), URL)
+    assert notes.text.endswith("Ice charts"), notes.text
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]
+
+
+def test_a_byline_above_the_notes_goes_and_an_about_line_inside_them_stays() -> None:
+    about = (
+        "<p><strong>About Ilse:</strong> Ilse keeps a boat in the harbour and sells charts"
+        " through <a href='https://charts.example/ilse'>the cooperative</a>.</p>"
+    )
+    body = f"<article><p>By Nora Lind &amp; Ilse Brandt</p><h1>Ice with Ilse</h1>{NOTES}{about}"
+    notes = extract_page(page(body + "</article>"), URL)
+    assert notes.text.startswith(SUMMARY)
+    assert notes.text.endswith("the cooperative.")
+    assert [link.url for link in notes.links][-1] == "https://charts.example/ilse"
+
+
+def test_image_only_app_badges_and_tag_pages_are_not_notes_links() -> None:
+    badges = (
+        "<p><a href='https://open.spotify.com/show/x'><img src='/s.png' alt=''></a> <a"
+        " href='https://driftwood.example.org/tag/ice/'>ice</a></p>"
+    )
+    notes = extract_page(page(f"<article><h1>Ice</h1>{NOTES}{badges}</article>"), URL)
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]
+
+
+def test_a_credits_line_loses_its_own_site_links_and_a_guest_link_keeps_it() -> None:
+    credits = (
+        "<p>Presented by <a href='/people/nora'>Nora Lind</a>; produced by <a"
+        " href='/people/ilse'>Ilse Brandt</a>.</p>"
+        "<p>Our guest <a href='/people/ada'>Ada</a> runs the harbour museum.</p>"
+    )
+    notes = extract_page(page(f"<article><h1>Ice</h1>{NOTES}{credits}</article>"), URL)
+    assert "Presented by Nora Lind" in notes.text
+    assert [link.url for link in notes.links] == [
+        "https://ice.example.net/",
+        "https://driftwood.example.org/people/ada",
+    ]

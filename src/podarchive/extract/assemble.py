@@ -10,25 +10,22 @@ from dataclasses import replace
 
 from bs4.element import Tag
 
-from podarchive.extract.edges import trim_head, trim_tail
+from podarchive.extract.edges import trim_head, trim_tail, unlink_credits
 from podarchive.extract.guided import (
     feed_block,
     find_span,
     is_teaser,
     reference_tokens,
-    span_anchors,
     tokens,
 )
 from podarchive.extract.lines import opens_tail
 from podarchive.extract.links import (
-    anchors_of,
     extract_links,
     links_in,
-    links_of,
-    without_profiles,
+    without_badges,
 )
 from podarchive.extract.markup import inner_html
-from podarchive.extract.soup import collapse, tags
+from podarchive.extract.soup import collapse
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
 from podarchive.extract.trim import (
@@ -73,6 +70,8 @@ def notes_of(
     confidence: float = 0.5,
 ) -> PageNotes:
     """The notes that ``parts`` (one block, or the siblings of a split one) hold."""
+    for part in parts:
+        unlink_credits(part, base_url)
     if len(parts) == 1:
         block = parts[0]
         html, text, links = inner_html(block).strip(), text_of(block), links_in(block, base_url)
@@ -81,7 +80,7 @@ def notes_of(
         text = "\n\n".join(filter(None, (text_of(part) for part in parts)))
         found = [link for part in parts for link in links_in(part, base_url)]
         links = tuple(replace(link, position=i) for i, link in enumerate(found))
-    links = without_profiles(links, base_url)
+    links = without_badges(links, base_url)
     if evidence is None:
         evidence = "main block" if len(parts) == 1 else f"main block split in {len(parts)}"
     return PageNotes(
@@ -133,12 +132,6 @@ def from_feed(
         method=method,
         evidence=evidence,
         confidence=round(0.6 + 0.4 * span.coverage * span.hits / max(span.size, 1), 2),
-    )
-    kept = {id(part) for part in more}
-    anchors = span_anchors(parts, span)
-    anchors += [a for part in parts if id(part) in kept for a in tags(part, "a")]
-    found = replace(
-        found, links=without_profiles(links_of(anchors_of(anchors), base_url), base_url)
     )
     if is_teaser(found.text, reference):
         return _from_reference(found, feed_notes, base_url, method, label)

@@ -181,6 +181,15 @@ def names_notes(tag: Tag) -> bool:
 OTHERS_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
 
 
+#: Class or id words of a summary: a lead that may stand beside the full notes.
+SUMMARY_WORDS = frozenset({"summary", "excerpt", "teaser", "dek", "lede", "intro", "subtitle"})
+
+
+def names_summary(tag: Tag) -> bool:
+    """Whether a class or the id of ``tag`` says it is a summary ("episode-summary")."""
+    return not SUMMARY_WORDS.isdisjoint(_class_and_id_words(tag))
+
+
 def names_others(tag: Tag) -> bool:
     """Whether a class or the id of ``tag`` says it is the site's, the show's or an author's
     ("show-description", "site-summary")."""

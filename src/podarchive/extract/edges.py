@@ -32,13 +32,15 @@ from podarchive.extract.lines import (
     MAX_BADGES,
     MEDIA_PATH_RE,
     PRINT_LINE_RE,
+    TAIL_HEADING_RE,
     TAIL_LINK_RE,
     is_app_link,
     is_meta_line,
     opens_tail,
 )
+from podarchive.extract.links import PROFILE_SEGMENTS, has_segment
 from podarchive.extract.soup import attr, child_tags, collapse, tags
-from podarchive.urls import domain_of
+from podarchive.urls import domain_of, join_url
 
 _WORD_RE = re.compile(r"\w+")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -46,6 +48,13 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _LEAVES = frozenset({"p", "a", "li", "dt", "dd", "tr", "td", "th", *_HEADINGS})
 #: Lists and tables: the notes' own, never header or tail lines.
 _LISTS = frozenset({"ul", "ol", "dl", "table", "tbody", "thead"})
+#: Elements that may be a heading in all but name, and the inline ones they may hold.
+_LINE_HEADINGS = ("p", "div", "span", "strong", "b")
+_INLINE = frozenset({"span", "strong", "b", "em", "i", "small", "br"})
+#: A byline: "By A & B", "Von A und B", a few names.
+BYLINE_RE = re.compile(r"(by|von|por|par|di|door|av)\s+[^.!?:]{2,80}", re.I)
+#: Such a heading line is at most this long.
+MAX_LINE_HEADING_CHARS = 60
 #: A header line is at most this long.
 MAX_HEADER_CHARS = 120
 #: At most this share of the block's text goes as its header or its tail.
@@ -169,6 +178,8 @@ def _is_header_line(tag: Tag, names: set[str]) -> bool:
         return True
     if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
         return True
+    if BYLINE_RE.fullmatch(text):
+        return True
     return is_meta_line(text)
 
 
@@ -235,10 +246,16 @@ def _link_share(tag: Tag, text: str) -> float:
 
 def _trim_tail_sections(block: Tag, names: set[str], budget: float, keep: frozenset[int]) -> None:
     """Cut from the last heading that opens a show's section (and all after it), at any depth
-    under ``block``, while what is cut stays within ``budget``."""
-    for heading in reversed(list(tags(block, *_HEADINGS))):
+    under ``block``, while what is cut stays within ``budget``. A short line alone in its
+    element ("Listen on", "More episodes") is a heading too, where a page builder uses none."""
+    for heading in reversed(list(tags(block, *_HEADINGS, *_LINE_HEADINGS))):
         text = collapse(heading.get_text())
-        if not opens_tail(text, names):
+        if heading.name in _LINE_HEADINGS:
+            if not _is_heading_line(heading, text) or not (
+                TAIL_HEADING_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text)
+            ):
+                continue  # a line heading opens a section by its words alone, never "About X"
+        elif not opens_tail(text, names):
             continue
         after = _following_in(block, heading)
         size = _length(heading) + sum(_length(tag) for tag in after)
@@ -246,6 +263,17 @@ def _trim_tail_sections(block: Tag, names: set[str], budget: float, keep: frozen
             return
         for tag in [heading, *after]:
             tag.extract()
+
+
+def _is_heading_line(tag: Tag, text: str) -> bool:
+    """A short line that is the whole text of its element, with no element inside but inline
+    ones: what a page builder writes for a heading."""
+    if not text or len(text) > MAX_LINE_HEADING_CHARS or tag.find("a") is not None:
+        return False
+    if not all(child.name in _INLINE for child in child_tags(tag)):
+        return False
+    parent = tag.parent
+    return tag.name in ("p", "div") or (parent is not None and collapse(parent.get_text()) == text)
 
 
 def _following_in(block: Tag, start: Tag) -> list[Tag]:
@@ -260,10 +288,27 @@ def _following_in(block: Tag, start: Tag) -> list[Tag]:
     return found
 
 
+def _is_card_list(tag: Tag) -> bool:
+    """A list whose every item is a card: a heading that is, or holds, a link (other
+    episodes, other articles)."""
+    items = [item for item in tag.find_all("li", recursive=False) if collapse(item.get_text())]
+    return bool(items) and all(_is_card_item(item) for item in items)
+
+
+def _is_card_item(item: Tag) -> bool:
+    heading = item.find(_HEADINGS)
+    if not isinstance(heading, Tag):
+        return False
+    wrapper = heading.find_parent("a")
+    return heading.find("a") is not None or (
+        wrapper is not None and any(parent is item for parent in wrapper.parents)
+    )
+
+
 def _is_tail_link_line(tag: Tag, names: set[str], own_domain: str) -> bool:
     text = collapse(tag.get_text())
     if tag.name in ("ul", "ol"):
-        return _is_badge_list(tag)
+        return _is_badge_list(tag) or _is_card_list(tag)
     if not text or _has_blocks(tag) or tag.name in _LISTS:
         return False
     if PRINT_LINE_RE.match(text) and len(text) <= 2 * MAX_HEADER_CHARS:
@@ -291,3 +336,46 @@ def _is_own(href: str, own_domain: str) -> bool:
 
 def _length(tag: Tag) -> int:
     return len(collapse(tag.get_text()))
+
+
+#: How a credits line opens ("Presented by …", "Producer", "L'équipe").
+CREDITS_RE = re.compile(
+    r"\W*((presented|produced|hosted|reported|edited|mixed|written)( and \w+)? by\b"
+    r"|(presenters?|producers?|hosts?|reporters?|editors?|credits|crew|team|l'équipe|équipe"
+    r"|production|réalisation|redaktion|moderation|sound engineer)\b)",
+    re.I,
+)
+#: A credits heading or label ("Credits", "Presenter") is at most this long.
+CREDITS_LABEL_CHARS = 30
+#: How far up from a profile link a credits line or its heading is looked for.
+CREDITS_LEVELS = 3
+
+
+def unlink_credits(block: Tag, base_url: str | None) -> None:
+    """Unwrap the links of a credits line to the site's own people pages ("Presented by <a
+    href=/people/…>"): a byline, not a link of the notes; the names stay as text."""
+    own = domain_of(base_url or "")
+    if not base_url or not own:
+        return
+    for anchor in list(tags(block, "a")):
+        href = join_url(base_url, attr(anchor, "href").strip())
+        if domain_of(href) != own or not has_segment(href, PROFILE_SEGMENTS):
+            continue
+        if _in_credits(anchor, block):
+            anchor.unwrap()
+
+
+def _in_credits(anchor: Tag, block: Tag) -> bool:
+    node = anchor
+    for _ in range(CREDITS_LEVELS):
+        parent = node.parent
+        if parent is None or node is block:
+            return False
+        if CREDITS_RE.match(collapse(parent.get_text())[:60]):
+            return True
+        before = node.find_previous_sibling()
+        label = collapse(before.get_text()) if isinstance(before, Tag) else ""
+        if len(label) <= CREDITS_LABEL_CHARS and CREDITS_RE.match(label):
+            return True  # under a "Credits" heading, or a "Presenter" <dt>
+        node = parent
+    return False

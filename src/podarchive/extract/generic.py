@@ -37,7 +37,12 @@ from podarchive.extract.assemble import (
     notes_of,
     tidied,
 )
-from podarchive.extract.boilerplate import names_notes, names_others, remove_boilerplate
+from podarchive.extract.boilerplate import (
+    names_notes,
+    names_others,
+    names_summary,
+    remove_boilerplate,
+)
 from podarchive.extract.edges import page_names, trim_head, trim_tail
 from podarchive.extract.guided import tokens
 from podarchive.extract.page import Page
@@ -186,15 +191,16 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
         if tags:
             best = max(tags, key=lambda tag: stats.total[id(tag)])
             if (prose := _prose(best, stats)) >= MIN_NOTES_CHARS:
-                if prose < LANDMARK_SHARE * _prose(body, stats):
-                    elsewhere = _outside(_densest_block(body), best)
-                    if elsewhere is not None and _prose(elsewhere, stats) > 2 * prose:
-                        return elsewhere  # the landmark is a card beside the page's text
+                if (elsewhere := _text_elsewhere(body, best, prose, stats)) is not None:
+                    return elsewhere  # the landmark is a card beside the page's text
                 return _named_inside(best, prose, stats) or best
     named = [tag for tag in visible if names_notes(tag)]
     best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
     named_prose = _prose(best_named, stats) if best_named is not None else 0
     if best_named is not None and named_prose >= MIN_SHORT_NOTES_CHARS:
+        if names_summary(best_named):  # "episode-summary": maybe only a lead beside the notes
+            elsewhere = _text_elsewhere(body, best_named, named_prose, stats)
+            return elsewhere or best_named
         return best_named  # long or short: the page says these are the notes
     for tags in groups:
         if len(tags) > 1:
@@ -205,6 +211,18 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     if block is None or _prose(block, stats) < MIN_NOTES_CHARS:
         return None
     return block
+
+
+def _text_elsewhere(body: Tag, chosen: Tag, prose: int, stats: _TextStats) -> Tag | None:
+    """The page's densest text, when ``chosen`` (a landmark or a notes-named element) holds
+    under :data:`LANDMARK_SHARE` of the page's prose and that text, outside it, holds twice
+    its prose: ``chosen`` is then a card or a summary beside the notes."""
+    if prose >= LANDMARK_SHARE * _prose(body, stats):
+        return None
+    elsewhere = _outside(_densest_block(body), chosen)
+    if elsewhere is None or _prose(elsewhere, stats) <= 2 * prose:
+        return None
+    return elsewhere
 
 
 def _outside(block: Tag | None, landmark: Tag) -> Tag | None:

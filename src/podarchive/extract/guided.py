@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from bs4.element import NavigableString, PreformattedString, Tag
 
-from podarchive.extract.soup import child_tags, collapse, tags
+from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.text import INVISIBLE_TAGS, html_to_text
 
 _TOKEN_RE = re.compile(r"\w+")
@@ -179,17 +179,6 @@ def _children_between(common: Tag, span: Span) -> list[Tag]:
     if outside <= (CONTAINER_GROWTH - 1) * _text_length(common):
         return [common]
     return children[first : last + 1]
-
-
-def span_anchors(parts: list[Tag], span: Span) -> list[Tag]:
-    """The ``<a>`` elements of ``parts`` whose text lies in the span."""
-    inside = span.inside
-    return [
-        anchor
-        for part in parts
-        for anchor in tags(part, "a")
-        if any(id(string) in inside for string in anchor.strings)
-    ]
 
 
 def _text_length(tag: Tag) -> int:

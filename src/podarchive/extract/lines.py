@@ -98,7 +98,7 @@ TAIL_HEADING_RE = re.compile(
     r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
     r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
     r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
-    r"|themen|mehr zum thema|temas|thèmes|sujets|more in( .{1,40})?"
+    r"|themen|mehr zum thema|temas|thèmes|sujets|more in( .{1,40})?|information|informationen"
     r"|(more episodes|más episodios|weitere folgen|autres épisodes|other episodes|altri episodi)"
     r" (of|from|del|de|von|du|des|di)( the)? .{1,60})\s*:?",
     re.I,

@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
 from bs4.filter import SoupStrainer
 
+from podarchive.extract.lines import is_app_link
 from podarchive.extract.soup import attr, collapse, parse, tags
 from podarchive.types import Link
 from podarchive.urls import domain_of, http_link, is_http_url, join_url
@@ -111,25 +112,34 @@ def _join(base_url: str | None, href: str) -> str | None:
         return None
 
 
-#: Path segments of a site's pages about people: its presenters', producers' and authors'
-#: profiles, linked from a credits or byline line, never a link of the notes.
+#: Path segments of a site's tag and category pages: taxonomy, never a notes link.
+TAXONOMY_SEGMENTS = frozenset(
+    {"tag", "tags", "category", "categories", "topic", "topics", "schlagwort", "kategorie"}
+    | {"etiqueta", "categoria", "etichetta", "thema", "themen", "label", "labels"}
+)
+#: Path segments of a site's pages about people: its presenters', producers' and authors'.
 PROFILE_SEGMENTS = frozenset(
     {"people", "person", "persons", "profile", "profiles", "author", "authors", "personnes"}
-    | {"personen", "presenters", "presenter", "staff", "contributor", "contributors", "team"}
+    | {"personen", "presenters", "presenter", "staff", "contributor", "contributors", "team", "by"}
 )
 
 
-def without_profiles(links: tuple[Link, ...], base_url: str | None) -> tuple[Link, ...]:
-    """``links`` less those to the page's own site's pages about people (renumbered)."""
+def without_badges(links: tuple[Link, ...], base_url: str | None) -> tuple[Link, ...]:
+    """``links`` less the page's own site's tag and category pages and image-only badges of
+    podcast apps (renumbered)."""
     own = domain_of(base_url or "")
-    if not own:
-        return links
-    kept = [link for link in links if not (link.domain == own and _is_profile(link.url))]
+    kept = [
+        link
+        for link in links
+        if not (own and link.domain == own and has_segment(link.url, TAXONOMY_SEGMENTS))
+        and not (not link.text and is_app_link(link.url))
+    ]
     if len(kept) == len(links):
         return links
     return tuple(replace(link, position=i) for i, link in enumerate(kept))
 
 
-def _is_profile(url: str) -> bool:
+def has_segment(url: str, segments: frozenset[str]) -> bool:
+    """Whether a directory of ``url``'s path (not its last part) is one of ``segments``."""
     path = urlsplit(url).path.lower()
-    return any(segment in PROFILE_SEGMENTS for segment in path.split("/")[:-1] if segment)
+    return any(part in segments for part in path.split("/")[:-1] if part)
