@@ -342,3 +342,58 @@ def test_a_credits_line_loses_its_own_site_links_and_a_guest_link_keeps_it() -> 
         "https://ice.example.net/",
         "https://driftwood.example.org/people/ada",
     ]
+
+
+# --- found on the fifth blind set (benchmarks/unseen_pages_5) ------------------------------
+
+
+def test_a_nuxt_state_written_as_javascript_gives_its_notes_field() -> None:
+    notes_html = f"<p>{SUMMARY}.</p><p><a href='https://ice.example.net/'>Ice charts</a></p>"
+    literal = json.dumps(notes_html).replace("<", "\\u003C")
+    script = (
+        "<script>window.__NUXT__=(function(a,b){return {data:[{episode:{id:a,"
+        + f"descriptionHtml:{literal},teaser:b"
+        + '}}]}}("rec8","Cut short…"))</script>'
+    )
+    html = page(f"<main><h1>Ice</h1><p>{SUMMARY[:40]}…</p></main>{script}")
+    notes = extract_page(html, URL)
+    assert notes.method == "app-state"
+    assert notes.text.startswith(SUMMARY)
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]
+
+
+def test_a_soundcloud_tracks_description_in_its_hydration_state_is_the_notes() -> None:
+    state = [
+        {"hydratable": "user", "data": {"kind": "user", "description": "A user's long bio " * 5}},
+        {"hydratable": "sound", "data": {"kind": "track", "description": f"{SUMMARY}.\nThanks."}},
+    ]
+    html = page(
+        f"<div id='app'></div><script>window.__sc_hydration = {json.dumps(state)};</script>"
+    )
+    notes = extract_page(html, URL)
+    assert notes.text == f"{SUMMARY}.\n\nThanks."
+
+
+def test_a_feed_summary_opens_the_notes_boxes_of_the_same_class() -> None:
+    boxes = (
+        f"<div class='episode-description card'><p>{SUMMARY}.</p></div>"
+        "<div class='episode-description card'><h4>Mentioned</h4><ul><li>"
+        "<a href='https://ice.example.net/'>Ice charts</a></li></ul></div>"
+        "<div class='episode-description card'><p><i>Produced by Nora.</i></p></div>"
+        "<div class='episode-share'><a href='https://fb.example/s'>Share</a></div>"
+    )
+    notes = extract_page(
+        page(f"<div class='main'><h1>Ice</h1>{boxes}</div>"), URL, feed_notes=SUMMARY
+    )
+    assert notes.text.endswith("Produced by Nora.")
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]
+
+
+def test_boxes_of_a_generic_class_after_a_summary_are_not_its_notes() -> None:
+    boxes = (
+        f"<div class='section description'><p>{SUMMARY}.</p></div>"
+        "<div class='section rating'><p>Rated clean, weekly, in English, from a small island"
+        " studio.</p></div>"
+    )
+    notes = extract_page(page(f"<main><h1>Ice</h1>{boxes}</main>"), URL, feed_notes=SUMMARY)
+    assert "Rated clean" not in notes.text

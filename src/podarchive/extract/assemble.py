@@ -33,6 +33,7 @@ from podarchive.extract.trim import (
     RELATED_HEADING_RE,
     cut_post_furniture,
     drop_furniture_lines,
+    split_siblings,
 )
 from podarchive.types import PageNotes, PageTranscriptSegment
 from podarchive.urls import domain_of
@@ -115,7 +116,11 @@ def from_feed(
     if span is None:
         return None
     parts = feed_block(body, span)
-    more = continuation(parts, names) if len(reference) < SUMMARY_TOKENS else []
+    more: list[Tag] = []
+    if len(reference) < SUMMARY_TOKENS:
+        more = continuation(parts, names)
+        if not more and len(parts) == 1:
+            more = _same_boxes_after(parts[0], names)
     parts = [*parts, *more]
     parts = tidied(parts)
     trim_head(parts[0], set(names), span.inside)
@@ -160,6 +165,27 @@ def continuation(parts: list[Tag], names: frozenset[str] = frozenset()) -> list[
         more.append(sibling)
     while more and more[-1].name in _HEADINGS:
         more.pop()  # a heading with nothing of the notes after it
+    return more
+
+
+#: First classes too common to say two boxes hold the same thing.
+GENERIC_CLASSES = frozenset(
+    {"section", "card", "row", "col", "block", "container", "box", "wrapper", "content", "panel"}
+)
+
+
+def _same_boxes_after(block: Tag, names: frozenset[str]) -> list[Tag]:
+    """The boxes after ``block`` of its element and its (specific) first class, up to one that
+    opens the post's furniture: the notes a summary opens, split in boxes."""
+    run = split_siblings(block)
+    first = (block.get("class") or [""])[0]
+    if block not in run or not first or first.lower() in GENERIC_CLASSES:
+        return []
+    more: list[Tag] = []
+    for box in run[run.index(block) + 1 :]:
+        if opens_furniture(box, collapse(box.get_text()), names):
+            break
+        more.append(box)
     return more
 
 

@@ -11,6 +11,7 @@ is skipped.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -38,6 +39,7 @@ _STATE_PREFIXES = (
     "window.__INITIAL_STATE__",
     "var ytInitialPlayerResponse",
     "window.ytInitialPlayerResponse",
+    "window.__sc_hydration",
 )
 _STATE_MARKERS = (
     "__NEXT_DATA__",
@@ -45,10 +47,14 @@ _STATE_MARKERS = (
     "__APOLLO_STATE__",
     "__INITIAL_STATE__",
     "ytInitialPlayerResponse",
+    "__sc_hydration",
 )
 #: Fields (lower case) of app state that hold an episode's notes as plain text (a video
 #: page's description), taken when at least :data:`MIN_PLAIN_CHARS` long.
 PLAIN_NOTES_KEYS = frozenset({"shortdescription"})
+#: Kinds of app-state nodes (a ``kind`` field) whose plain ``description`` is an episode's:
+#: SoundCloud's track.
+EPISODE_KINDS = frozenset({"track", "episode"})
 MIN_PLAIN_CHARS = 40
 _DECODER = json.JSONDecoder()
 
@@ -148,18 +154,29 @@ def _is_episode(node: dict[str, object], url: str) -> bool:
     return isinstance(own, str) and own.rstrip("/") == url.rstrip("/")
 
 
+class _Script(NamedTuple):
+    """An app state written as JavaScript, not JSON (Nuxt 2's ``window.__NUXT__=(function(a,
+    b){return {…}}(…))``): only its string literals can be read."""
+
+    text: str
+
+
 def _state_data(tag: Tag) -> object | None:
-    """The parsed JSON of an app-state script, or None if the script is not one (or not
-    JSON). A ``var x = {…};`` script is read up to the end of its object."""
+    """The parsed JSON of an app-state script (a :class:`_Script` where it is JavaScript), or
+    None if the script is not one (or not readable). A ``var x = {…};`` or ``window.x = […]``
+    script is read up to the end of its value."""
     if attr(tag, "id") in _STATE_IDS:
         text, start = tag.get_text(), 0
     else:
         text = tag.get_text().strip()
         if not text.startswith(_STATE_PREFIXES):
             return None
-        start = text.find("{")
-        if start < 0:
+        equals = text.find("=")
+        start = len(text) - len(text[equals + 1 :].lstrip()) if equals >= 0 else -1
+        if start < 0 or start >= len(text):
             return None
+        if text[start] not in "{[":
+            return _Script(text) if text.startswith("(function", start) else None
     try:
         data: object = _DECODER.raw_decode(text, start)[0] if start else json.loads(text)
     except (ValueError, RecursionError):
@@ -167,17 +184,39 @@ def _state_data(tag: Tag) -> object | None:
     return data
 
 
+#: A JavaScript ``key:"string"`` pair of a notes field (the key unquoted or quoted).
+_JS_FIELD_RE = re.compile(r'(?<![\w$])"?([A-Za-z_]\w*)"?\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _script_notes(script: _Script) -> list[str]:
+    """HTML values of the notes fields among a JavaScript state's string literals."""
+    found: list[str] = []
+    for match in _JS_FIELD_RE.finditer(script.text):
+        if match[1].lower() not in NOTES_KEYS:
+            continue
+        try:
+            value = json.loads(f'"{match[2]}"')
+        except ValueError:
+            continue
+        if isinstance(value, str) and "<" in value:
+            found.append(value.strip())
+    return found
+
+
 def _state_notes(data: object) -> list[str]:
     """The notes fields of an app state: HTML values of :data:`NOTES_KEYS`, and plain-text
     values of :data:`PLAIN_NOTES_KEYS` (as text, one paragraph a line)."""
+    if isinstance(data, _Script):
+        return _script_notes(data)
     found: list[str] = []
     for node in _walk(data, _MAX_STATE_NODES):
+        episode = node.get("kind") in EPISODE_KINDS
         for key, value in node.items():
             if not isinstance(value, str):
                 continue
             lowered = key.lower()
             html = "<" in value and lowered in NOTES_KEYS
-            plain = lowered in PLAIN_NOTES_KEYS and len(value.strip()) >= MIN_PLAIN_CHARS
-            if html or plain:
+            plain = lowered in PLAIN_NOTES_KEYS or (episode and lowered == "description")
+            if html or (plain and len(value.strip()) >= MIN_PLAIN_CHARS):
                 found.append(value.strip())
     return found
