@@ -6,14 +6,13 @@ class or id names furniture ("site-nav", "sidebar", "share-buttons", …).
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from bs4.element import Tag
 
 from podarchive.extract.platforms import platform_furniture
-from podarchive.extract.soup import attr, child_tags, collapse, tags
+from podarchive.extract.soup import attr, child_tags, collapse
 
 #: Page furniture the generic extractor removes before it looks for the notes.
 BOILERPLATE_TAGS = frozenset(
@@ -40,6 +39,7 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 #: "-" and "_", is one of :data:`NOTES_WORDS`, or it contains one of :data:`NOTES_PHRASES`.
 NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
 NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content")
+_NOTES_HINT_RE = re.compile("|".join([*sorted(NOTES_WORDS), *NOTES_PHRASES]))
 #: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
 STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
 #: Class prefixes of page builders whose every block is a "widget" (Elementor): that word of
@@ -58,7 +58,6 @@ def remove_boilerplate(body: Tag) -> None:
     An element that contains an ``<article>`` or ``<main>`` is never removed for its class or
     role, and a ``<form>`` holding most of the page (ASP.NET style) is kept.
     """
-    protected = functools.cache(lambda: _landmark_ancestors(body))  # only if a tag asks
     doomed: list[Tag] = []
     stack = child_tags(body)[::-1]
     while stack:
@@ -67,7 +66,7 @@ def remove_boilerplate(body: Tag) -> None:
         if teaser is not None:
             doomed.append(teaser)  # "… Read more": the hidden full text is the one to keep
             _unhide(tag)
-        if teaser is None and _is_boilerplate(tag, protected):
+        if teaser is None and _is_boilerplate(tag):
             doomed.append(tag)
         else:
             stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
@@ -111,10 +110,10 @@ def _unhide(tag: Tag) -> None:
         tag.attrs.pop(name, None)
 
 
-def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
-    """Whether to remove ``tag``; ``protected()``: the ids of landmark ancestors."""
+def _is_boilerplate(tag: Tag) -> bool:
+    """Whether to remove ``tag``."""
     if tag.name in BOILERPLATE_TAGS:
-        return tag.name != "form" or id(tag) not in protected()
+        return tag.name != "form" or not _holds_landmark(tag)
     if tag.name in PROTECTED_TAGS:
         return False
     if is_hidden(tag):
@@ -123,7 +122,7 @@ def _is_boilerplate(tag: Tag, protected: Callable[[], set[int]]) -> bool:
         return False
     if names_notes(tag):
         return False  # "elementor-widget-theme-post-content": a page builder's notes widget
-    return id(tag) not in protected()
+    return not _holds_landmark(tag)
 
 
 def is_hidden(tag: Tag) -> bool:
@@ -145,23 +144,18 @@ def _is_marked_boilerplate(tag: Tag) -> bool:
     )
 
 
-def _landmark_ancestors(root: Tag) -> set[int]:
-    """The ids of every element that has an ``<article>``, a ``<main>`` or an element named
-    for the notes (with text enough not to be a card's summary) inside it: a page's wrapper
-    ("share-container") is never furniture."""
-    ancestors: set[int] = set()
-    landmarks = [
-        tag
-        for tag in tags(root)
-        if tag.name in ("article", "main")
-        or (names_notes(tag) and len(collapse(tag.get_text())) >= NAMED_LANDMARK_CHARS)
-    ]
-    for landmark in landmarks:
-        for parent in landmark.parents:
-            if id(parent) in ancestors:
-                break
-            ancestors.add(id(parent))
-    return ancestors
+def _holds_landmark(tag: Tag) -> bool:
+    """Whether ``tag`` has an ``<article>``, a ``<main>`` or an element named for the notes
+    (with text enough not to be a card's summary) inside it: a page's wrapper
+    ("share-container") is never furniture. Asked only of tags about to go, which are small
+    but for such wrappers."""
+    return tag.find(_is_landmark) is not None
+
+
+def _is_landmark(tag: Tag) -> bool:
+    if tag.name in ("article", "main"):
+        return True
+    return names_notes(tag) and len(collapse(tag.get_text())) >= NAMED_LANDMARK_CHARS
 
 
 def names_notes(tag: Tag) -> bool:
@@ -169,7 +163,10 @@ def names_notes(tag: Tag) -> bool:
     attrs = tag.attrs
     if "class" not in attrs and "id" not in attrs:
         return False
-    for token in (attr(tag, "class") + " " + attr(tag, "id")).lower().split():
+    joined = (attr(tag, "class") + " " + attr(tag, "id")).lower()
+    if _NOTES_HINT_RE.search(joined) is None:
+        return False  # the cheap look: no notes word in it at all
+    for token in joined.split():
         if any(phrase in token for phrase in NOTES_PHRASES):
             return True
         if not NOTES_WORDS.isdisjoint(re.split(r"[-_]+", token)):
