@@ -190,7 +190,8 @@ def names_summary(tag: Tag) -> bool:
 def names_others(tag: Tag) -> bool:
     """Whether a class or the id of ``tag`` says it is the site's, the show's or an author's
     ("show-description", "site-summary")."""
-    return not OTHERS_WORDS.isdisjoint(_class_and_id_words(tag))
+    words = set(_class_and_id_words(tag))
+    return "notes" not in words and not OTHERS_WORDS.isdisjoint(words)  # "show-notes" is ours
 
 
 def _class_and_id_words(tag: Tag) -> Iterator[str]:

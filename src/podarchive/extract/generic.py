@@ -64,8 +64,10 @@ NAME = "generic"
 MIN_NOTES_CHARS = 40
 #: An explicit notes container (see :func:`notes`) needs only this many characters of prose.
 MIN_SHORT_NOTES_CHARS = 12
-#: A landmark with less than this share of the page's prose may be a card beside the text.
+#: A landmark with less than this share of the page's prose may be a card beside the text,
+#: when the densest text outside it has this many times its prose.
 LANDMARK_SHARE = 0.3
+ELSEWHERE_FACTOR = 2.0
 #: A notes-named element inside a landmark is the notes when it holds this share of its prose.
 NAMED_SHARE = 0.3
 #: Elements whose text is a label, not prose, for the thresholds.
@@ -194,7 +196,9 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
                 if (elsewhere := _text_elsewhere(body, best, prose, stats)) is not None:
                     return elsewhere  # the landmark is a card beside the page's text
                 return _named_inside(best, prose, stats) or best
-    named = [tag for tag in visible if names_notes(tag)]
+    named = [tag for tag in visible if names_notes(tag) and not names_others(tag)]
+    if len(named) > 1 and all(names_summary(tag) for tag in named):
+        named = []  # several summaries and nothing else named: other episodes' cards
     best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
     named_prose = _prose(best_named, stats) if best_named is not None else 0
     if best_named is not None and named_prose >= MIN_SHORT_NOTES_CHARS:
@@ -220,7 +224,7 @@ def _text_elsewhere(body: Tag, chosen: Tag, prose: int, stats: _TextStats) -> Ta
     if prose >= LANDMARK_SHARE * _prose(body, stats):
         return None
     elsewhere = _outside(_densest_block(body), chosen)
-    if elsewhere is None or _prose(elsewhere, stats) <= 2 * prose:
+    if elsewhere is None or _prose(elsewhere, stats) <= ELSEWHERE_FACTOR * prose:
         return None
     return elsewhere
 

@@ -132,11 +132,37 @@ def without_badges(links: tuple[Link, ...], base_url: str | None) -> tuple[Link,
         link
         for link in links
         if not (own and link.domain == own and has_segment(link.url, TAXONOMY_SEGMENTS))
-        and not (not link.text and is_app_link(link.url))
+        and not _is_badge_link(link)
+        and not SHARE_URL_RE.search(link.url)
     ]
     if len(kept) == len(links):
         return links
     return tuple(replace(link, position=i) for i, link in enumerate(kept))
+
+
+#: Share intents: a button's link, never the notes'.
+SHARE_URL_RE = re.compile(
+    r"facebook\.com/sharer|twitter\.com/intent|x\.com/intent|api\.whatsapp\.com/send"
+    r"|wa\.me/\?|linkedin\.com/share|reddit\.com/submit|pinterest\.\w+/pin/create"
+    r"|bsky\.app/intent|t\.me/share|mastodonshare|toot\.kytta",
+    re.I,
+)
+#: A badge's text: a podcast app's name or a subscribe label ("Listen on Apple Podcasts").
+BADGE_TEXT_RE = re.compile(
+    r"((listen|subscribe|follow)( on| via| in| to)? )?(apple( podcasts)?|itunes|spotify"
+    r"|google( podcasts)?|overcast|pocket ?casts|castbox|castro|podcast addict|player ?fm"
+    r"|stitcher|iheart(radio)?|tunein|deezer|amazon( music)?|audible|youtube( music)?|rss"
+    r"|rss feed|feed|podchaser|radiopublic|goodpods|fountain|podverse|podcast index)",
+    re.I,
+)
+
+
+def _is_badge_link(link: Link) -> bool:
+    """A link to a podcast app or the feed whose text is nothing or the app's name (an image
+    badge, "Apple Podcasts", "Subscribe via RSS")."""
+    if not is_app_link(link.url):
+        return False
+    return not link.text or BADGE_TEXT_RE.fullmatch(link.text.strip()) is not None
 
 
 def has_segment(url: str, segments: frozenset[str]) -> bool:
