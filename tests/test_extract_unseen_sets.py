@@ -21,7 +21,8 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 #: The sets, each named here once it is committed and measured blind (a set being written is
 #: never run before then).
-SETS = [BENCH / f"unseen_pages{suffix}" for suffix in ("", "_2", "_3", "_4", "_5")  # _6: 15/20, not a floor yet]
+#: (``unseen_pages_6`` was measured once and tuned on, but is not clean enough to be a floor.)
+SETS = [BENCH / f"unseen_pages{suffix}" for suffix in ("", "_2", "_3", "_4", "_5")]
 
 pytestmark = pytest.mark.corpus
 
