@@ -434,3 +434,20 @@ def test_several_summaries_and_nothing_else_named_are_cards() -> None:
     notes = extract_page(page(body), URL)
     assert notes.text.startswith(SUMMARY)
     assert "a short summary of another night" not in notes.text
+
+
+# --- found on the seventh blind set (benchmarks/unseen_pages_7, measured once, then tuned on) -
+
+
+def test_simplecast_notes_written_straight_after_their_heading_are_all_taken() -> None:
+    body = (
+        "<main><h1>Ice</h1><h2 class='visually-hidden'>Episode Notes</h2>"
+        f"<p>{SUMMARY}.</p><p>Things we mentioned:</p><ul><li><a href='https://ice.example.net/'>"
+        "Ice charts</a></li></ul><p>Produced by Nora.</p>"
+        "<h2>Hosts</h2><div class='host-card'><a href='/people/nora'>Nora</a></div></main>"
+    )
+    notes = extract_page(page(body), "https://driftwood.simplecast.com/episodes/ice")
+    assert notes.extractor == "simplecast"
+    assert notes.text.startswith(SUMMARY)
+    assert notes.text.endswith("Produced by Nora.")
+    assert [link.url for link in notes.links] == ["https://ice.example.net/"]

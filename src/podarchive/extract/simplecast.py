@@ -131,11 +131,38 @@ def _notes_from_fragment(notes_html: str, base_url: str | None) -> PageNotes | N
     )
 
 
+#: Elements of running text: notes written straight after their heading, not in a container.
+_RUNNING_TAGS = frozenset({"p", "ul", "ol", "blockquote", "dl", "pre", "table", "figure"})
+
+
+def _run_after(soup: BeautifulSoup, heading: Tag, following: Tag) -> Tag:
+    """``following``, or, where the notes are paragraphs straight after the heading, all of
+    them up to the next heading of the same rank or higher (or anything else), put in one
+    ``<div>`` in their place."""
+    if following.name not in _RUNNING_TAGS:
+        return following
+    rank = HEADING_TAGS.index(heading.name) if heading.name in HEADING_TAGS else 0
+    run: list[Tag] = []
+    for sibling in heading.find_next_siblings():
+        if sibling.name in HEADING_TAGS and HEADING_TAGS.index(sibling.name) <= rank:
+            break
+        if sibling.name not in _RUNNING_TAGS and sibling.name not in HEADING_TAGS:
+            break
+        run.append(sibling)
+    if len(run) == 1:
+        return following
+    wrapper = soup.new_tag("div")
+    heading.insert_after(wrapper)
+    for part in run:
+        wrapper.append(part.extract())
+    return wrapper
+
+
 def _show_notes_section(soup: BeautifulSoup) -> Tag | None:
     """The element after a "Show notes" heading, else ``.episode-description``."""
     for heading in tags(soup, *HEADING_TAGS):
         if collapse(heading.get_text()).rstrip(":").casefold() in _SHOW_NOTES_HEADINGS:
             following = heading.find_next_sibling()
             if isinstance(following, Tag):
-                return following
+                return _run_after(soup, heading, following)
     return next((tag for tag in tags(soup) if "episode-description" in classes(tag)), None)
