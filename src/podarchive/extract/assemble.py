@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from bs4.element import Tag
@@ -102,7 +103,7 @@ def from_feed(
     base_url: str | None,
     transcript: Transcript,
     method: str = "feed-match",
-    names: frozenset[str] = frozenset(),
+    names: AbstractSet[str] = frozenset(),
 ) -> PageNotes | None:
     """The page block that carries the feed's notes, its natural container; None if none does.
 
@@ -123,8 +124,8 @@ def from_feed(
             more = _same_boxes_after(parts[0], names)
     parts = [*parts, *more]
     parts = tidied(parts)
-    trim_head(parts[0], set(names), span.inside)
-    trim_tail(parts[-1], set(names), domain_of(base_url or ""), span.inside)
+    trim_head(parts[0], names, span.inside)
+    trim_tail(parts[-1], names, domain_of(base_url or ""), span.inside)
     label = _LABELS.get(method, method)
     evidence = f"page block holds {span.coverage:.0%} of the {label}"
     if more:
@@ -148,7 +149,7 @@ CONTINUING_TAGS = frozenset({"p", "ul", "ol", "dl", "blockquote", "pre", "table"
 _HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 
 
-def continuation(parts: list[Tag], names: frozenset[str] = frozenset()) -> list[Tag]:
+def continuation(parts: list[Tag], names: AbstractSet[str] = frozenset()) -> list[Tag]:
     """The siblings after ``parts`` that continue them, when the block is a run of paragraphs
     in a larger container: every sibling with text (an emptied player skipped) up to the first
     that opens the post's furniture ("Tags:", "Related episodes", …)."""
@@ -174,7 +175,7 @@ GENERIC_CLASSES = frozenset(
 )
 
 
-def _same_boxes_after(block: Tag, names: frozenset[str]) -> list[Tag]:
+def _same_boxes_after(block: Tag, names: AbstractSet[str]) -> list[Tag]:
     """The boxes after ``block`` of its element and its (specific) first class, up to one that
     opens the post's furniture: the notes a summary opens, split in boxes."""
     run = split_siblings(block)
@@ -189,7 +190,7 @@ def _same_boxes_after(block: Tag, names: frozenset[str]) -> list[Tag]:
     return more
 
 
-def opens_furniture(tag: Tag, text: str, names: frozenset[str] = frozenset()) -> bool:
+def opens_furniture(tag: Tag, text: str, names: AbstractSet[str] = frozenset()) -> bool:
     """Whether ``tag`` (whose text is ``text``) starts what comes after the notes."""
     if POST_FURNITURE_RE.match(text):
         return True
@@ -197,7 +198,7 @@ def opens_furniture(tag: Tag, text: str, names: frozenset[str] = frozenset()) ->
     if not isinstance(heading, Tag):
         return False
     said = collapse(heading.get_text())
-    return bool(RELATED_HEADING_RE.fullmatch(said)) or opens_tail(said, set(names))
+    return bool(RELATED_HEADING_RE.fullmatch(said)) or opens_tail(said, names)
 
 
 def more_notes(found: PageNotes, matched: PageNotes) -> bool:

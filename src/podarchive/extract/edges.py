@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
@@ -72,7 +73,7 @@ def words(text: str) -> set[str]:
     return set(_WORD_RE.findall(text.lower()))
 
 
-def page_names(soup: BeautifulSoup) -> set[str]:
+def page_names(soup: BeautifulSoup) -> frozenset[str]:
     """The words of the page's ``<title>``, ``og:title``, ``og:site_name`` and first ``<h1>``."""
     found: set[str] = set()
     head = soup.head if soup.head is not None else soup  # meta tags and the title live there
@@ -85,10 +86,10 @@ def page_names(soup: BeautifulSoup) -> set[str]:
     headline = soup.find("h1")
     if isinstance(headline, Tag):
         found |= words(headline.get_text())
-    return found
+    return frozenset(found)
 
 
-def trim_head(block: Tag, names: set[str], keep: frozenset[int] = frozenset()) -> None:
+def trim_head(block: Tag, names: AbstractSet[str], keep: frozenset[int] = frozenset()) -> None:
     """Remove the header lines that open ``block`` (see the module docstring); never one
     holding a text node of ``keep`` (ids: the feed's text found on the page)."""
     budget = MAX_TRIMMED_SHARE * _length(block)
@@ -97,7 +98,7 @@ def trim_head(block: Tag, names: set[str], keep: frozenset[int] = frozenset()) -
 
 
 def trim_tail(
-    block: Tag, names: set[str], own_domain: str, keep: frozenset[int] = frozenset()
+    block: Tag, names: AbstractSet[str], own_domain: str, keep: frozenset[int] = frozenset()
 ) -> None:
     """Remove the show's sections and site links that close ``block``; never a text node of
     ``keep``."""
@@ -160,7 +161,7 @@ def _edge_child(node: Tag, *, first: bool) -> Tag | NavigableString | None:
     return None
 
 
-def _is_header_line(tag: Tag, names: set[str]) -> bool:
+def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
     if tag.name in ("ul", "ol"):
         return _is_badge_list(tag)
     if tag.name in _LISTS or tag.name in ("li", "dt", "dd", "tr", "td", "th"):
@@ -244,7 +245,9 @@ def _link_share(tag: Tag, text: str) -> float:
     return inside / len(text)
 
 
-def _trim_tail_sections(block: Tag, names: set[str], budget: float, keep: frozenset[int]) -> None:
+def _trim_tail_sections(
+    block: Tag, names: AbstractSet[str], budget: float, keep: frozenset[int]
+) -> None:
     """Cut from the last heading that opens a show's section (and all after it), at any depth
     under ``block``, while what is cut stays within ``budget``. A short line alone in its
     element ("Listen on", "More episodes") is a heading too, where a page builder uses none."""
@@ -305,7 +308,7 @@ def _is_card_item(item: Tag) -> bool:
     )
 
 
-def _is_tail_link_line(tag: Tag, names: set[str], own_domain: str) -> bool:
+def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bool:
     text = collapse(tag.get_text())
     if tag.name in ("ul", "ol"):
         return _is_badge_list(tag) or _is_card_list(tag)

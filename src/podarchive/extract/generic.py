@@ -99,7 +99,7 @@ def notes(page: Page) -> PageNotes | None:
     summary = meta_description(page.soup)
     if not feed and has_structured_data(page.text):
         described = structured_description(page.soup, page.url)  # before the scripts go
-    names = frozenset(page_names(page.soup))
+    names = page_names(page.soup)
     deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
     remove_boilerplate(body)
     transcript = cut_transcript(body, page.lowered)
@@ -120,8 +120,8 @@ def notes(page: Page) -> PageNotes | None:
         return matched
     parts = split_siblings(_narrowed(block, stats))
     parts = tidied(parts)
-    trim_head(parts[0], set(names))
-    trim_tail(parts[-1], set(names), domain_of(page.base_url or page.url))
+    trim_head(parts[0], names)
+    trim_tail(parts[-1], names, domain_of(page.base_url or page.url))
     if deck is None and summary:
         deck = summary_lead(parts[0], summary, tokens)
     parts = with_deck(parts, deck, tokens)

@@ -8,6 +8,7 @@ and asks these.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 from podarchive.urls import domain_of
 
@@ -147,12 +148,12 @@ def is_meta_line(text: str) -> bool:
     return len(_WORD_RE.findall(rest)) <= META_SPARE_WORDS
 
 
-def opens_tail(text: str, names: set[str]) -> bool:
+def opens_tail(text: str, names: AbstractSet[str]) -> bool:
     """Whether a heading's text opens one of the show's sections after the notes."""
     return TAIL_HEADING_RE.fullmatch(text) is not None or about_the_show(text, names)
 
 
-def about_the_show(text: str, names: set[str]) -> bool:
+def about_the_show(text: str, names: AbstractSet[str]) -> bool:
     """ "About Weather Desk": a heading that is "About" and the show's name."""
     found = _WORD_RE.findall(text.lower())
     return len(found) >= 2 and found[0] in ("about", "über") and set(found[1:]) <= names
