@@ -41,6 +41,7 @@ from podarchive.extract.lines import (
 )
 from podarchive.extract.links import PROFILE_SEGMENTS, has_segment
 from podarchive.extract.soup import attr, child_tags, collapse, tags
+from podarchive.extract.trim import has_linked_heading
 from podarchive.urls import domain_of, join_url
 
 _WORD_RE = re.compile(r"\w+")
@@ -295,17 +296,7 @@ def _is_card_list(tag: Tag) -> bool:
     """A list whose every item is a card: a heading that is, or holds, a link (other
     episodes, other articles)."""
     items = [item for item in tag.find_all("li", recursive=False) if collapse(item.get_text())]
-    return bool(items) and all(_is_card_item(item) for item in items)
-
-
-def _is_card_item(item: Tag) -> bool:
-    heading = item.find(_HEADINGS)
-    if not isinstance(heading, Tag):
-        return False
-    wrapper = heading.find_parent("a")
-    return heading.find("a") is not None or (
-        wrapper is not None and any(parent is item for parent in wrapper.parents)
-    )
+    return bool(items) and all(has_linked_heading(item, _HEADINGS) for item in items)
 
 
 def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bool:

@@ -75,7 +75,8 @@ PODCAST_APPS = (
     "xiaoyuzhoufm.com",
 )
 #: A media file's path: a download badge.
-MEDIA_PATH_RE = re.compile(r"\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)$", re.I)
+MEDIA_EXTENSIONS = "mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v"
+MEDIA_PATH_RE = re.compile(rf"\.({MEDIA_EXTENSIONS})$", re.I)
 #: Whole texts of a player's or a post's action buttons.
 ACTION_RE = re.compile(
     r"(download|share|embed|subscribe|rss|feed|follow|play|listen|transcript|herunterladen"

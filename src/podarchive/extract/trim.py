@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from bs4.element import Tag
 
+from podarchive.extract.lines import MEDIA_EXTENSIONS
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
@@ -40,9 +41,7 @@ POST_FURNITURE_RE = re.compile(
     r"|related posts|more episodes|weitere folgen|diese folge zitieren|cite this episode)\b",
     re.I,
 )
-MEDIA_URL_RE = re.compile(
-    r"https?://\S+\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v)(\?\S*)?$", re.I
-)
+MEDIA_URL_RE = re.compile(rf"https?://\S+\.({MEDIA_EXTENSIONS})(\?\S*)?$", re.I)
 #: Headings of a box of other episodes or articles.
 RELATED_HEADING_RE = re.compile(
     r"(related( episodes| posts| articles| stor(y|ies))?|more episodes|more stories"
@@ -157,7 +156,13 @@ def _is_card(tag: Tag) -> bool:
         pass  # an <article> inside the notes block: another page's card if its heading links
     elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
-    heading = tag.find(_CARD_HEADINGS)
+    return has_linked_heading(tag, _CARD_HEADINGS)
+
+
+def has_linked_heading(tag: Tag, headings: tuple[str, ...]) -> bool:
+    """Whether the first heading (of ``headings``) under ``tag`` is, or holds, a link: a card's
+    heading, linking to the page it stands for."""
+    heading = tag.find(headings)
     if not isinstance(heading, Tag):
         return False
     wrapper = heading.find_parent("a")  # <a><h3>…</h3></a>: the card's link wraps its heading
