@@ -27,21 +27,19 @@ import pytest
 from loopback import LoopbackSite, serve_pytorch
 from test_serve import CHROMIUM, PODCAST, RUN_SETTINGS, _chromium, _serving, get, rows, sql
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.serve import (
+from podarchive.archive_pages import (
     NOTE_ATTRIBUTES,
     NOTE_SCHEMES,
     NOTE_TAGS,
-    TEMPLATES,
     arrange,
     hms,
     json_cell_html,
-    make_datasette,
-    metadata_for,
     sanitise_notes,
     unique_facets,
 )
+from podarchive.config import FeedSchedule
+from podarchive.run import update_feeds
+from podarchive.serve import TEMPLATES, make_datasette, metadata_for
 from podarchive.store import Archive
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
