@@ -84,6 +84,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "scheduler",
                 "status",
                 "serve",
+                "archive_pages",
                 "shard_search",
                 "cluster",
             }
