@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from bs4.element import Tag
 
+from podarchive.extract.guided import find_span
 from podarchive.extract.platforms import platform_furniture
 from podarchive.extract.soup import attr, child_tags, collapse
 
@@ -38,7 +39,7 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 #: A class or id token (lower case) that names an episode's notes: a word of it, split on
 #: "-" and "_", is one of :data:`NOTES_WORDS`, or it contains one of :data:`NOTES_PHRASES`.
 NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
-NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content")
+NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content", "article-body")
 _NOTES_HINT_RE = re.compile("|".join([*sorted(NOTES_WORDS), *NOTES_PHRASES]))
 #: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
 STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
@@ -52,11 +53,14 @@ NAMED_LANDMARK_CHARS = 300
 PROTECTED_TAGS = frozenset({"html", "body", "article", "main"})
 
 
-def remove_boilerplate(body: Tag) -> None:
+def remove_boilerplate(body: Tag, reference: list[str] | None = None) -> None:
     """Extract page furniture: boilerplate tags, ARIA landmarks and class/id-marked elements.
 
     An element that contains an ``<article>`` or ``<main>`` is never removed for its class or
-    role, and a ``<form>`` holding most of the page (ASP.NET style) is kept.
+    role, and a ``<form>`` holding most of the page (ASP.NET style) is kept. Given the tokens
+    of a ``reference`` (the feed's notes, a full structured description), a hidden or
+    class-marked element that holds it is kept when nothing else on the page does: the page's
+    own words for the notes outweigh a class name ("content-modal__wrapper").
     """
     doomed: list[Tag] = []
     stack = child_tags(body)[::-1]
@@ -74,8 +78,30 @@ def remove_boilerplate(body: Tag) -> None:
     if forms:
         half_page = len(collapse(body.get_text())) / 2
         doomed = [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
+    if reference:
+        doomed = _sparing_reference(body, doomed, reference)
     for tag in doomed:
         tag.extract()
+
+
+def _sparing_reference(body: Tag, doomed: list[Tag], reference: list[str]) -> list[Tag]:
+    """``doomed`` less the hidden or class-marked elements that hold the page's only copy of
+    the ``reference`` (those are unhidden)."""
+    gone = {id(tag) for tag in doomed}
+    if find_span(body, reference, skip=gone) is not None:
+        return doomed  # the reference survives elsewhere: the furniture may go
+    span = find_span(body, reference)
+    if span is None:
+        return doomed
+    holders = {id(p) for p in span.first.parents} | {id(p) for p in span.last.parents}
+    spared = [
+        tag
+        for tag in doomed
+        if id(tag) in holders and tag.name not in BOILERPLATE_TAGS and tag.name != "form"
+    ]
+    for tag in spared:
+        _unhide(tag)
+    return [tag for tag in doomed if tag not in spared]
 
 
 #: A teaser is at most this share of the hidden full text it opens.
@@ -83,6 +109,11 @@ TEASER_SHARE = 0.8
 _TOKEN_RE = re.compile(r"\w+")
 _EXPANDER_WORDS = frozenset({"read", "more", "show", "see", "leer", "más", "mehr", "lesen", "lire"})
 _EXPANDER_WORDS |= {"la", "suite", "plus", "ver", "weiterlesen", "expand", "all"}
+_EXPANDER_WORDS |= {"full", "description", "synopsis", "anzeigen", "afficher", "mostrar"}
+#: A short text a hidden long one replaces, beside an expander, has at least this many words.
+MIN_SHORT_TOKENS = 5
+_CONTROL_TAGS = frozenset({"button", "a", "span", "label"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _teaser_of(hidden: Tag) -> Tag | None:
@@ -96,13 +127,25 @@ def _teaser_of(hidden: Tag) -> Tag | None:
     shown = _TOKEN_RE.findall(before.get_text().lower())
     while shown and shown[-1] in _EXPANDER_WORDS:
         shown.pop()
-    if len(shown) < 8:
-        return None
     full = _TOKEN_RE.findall(hidden.get_text().lower())
-    if len(shown) > TEASER_SHARE * len(full):
+    if len(shown) < MIN_SHORT_TOKENS or len(shown) > TEASER_SHARE * len(full):
+        return None
+    if _has_expander(hidden) and before.name not in _HEADINGS:
+        return before  # a short text, a long hidden one and "Show more" between them
+    if len(shown) < 8:
         return None
     opening = set(full[: len(shown) + 5])
     return before if sum(token in opening for token in shown) >= 0.9 * len(shown) else None
+
+
+def _has_expander(hidden: Tag) -> bool:
+    """Whether a control next to ``hidden`` only says "Show more" (or "Read more", …)."""
+    for sibling in (hidden.find_next_sibling(), hidden.find_previous_sibling()):
+        if isinstance(sibling, Tag) and sibling.name in _CONTROL_TAGS:
+            words = _TOKEN_RE.findall(sibling.get_text().lower())
+            if words and all(word in _EXPANDER_WORDS for word in words):
+                return True
+    return False
 
 
 def _unhide(tag: Tag) -> None:
@@ -137,7 +180,7 @@ def is_hidden(tag: Tag) -> bool:
 def _is_marked_boilerplate(tag: Tag) -> bool:
     """Whether the role, a class or the id of ``tag`` names page furniture."""
     attrs = tag.attrs
-    if "role" not in attrs and "class" not in attrs and "id" not in attrs:
+    if "role" not in attrs and not _is_named(tag):
         return False
     return attr(tag, "role").strip().lower() in BOILERPLATE_ROLES or any(
         BOILERPLATE_WORD_RE.fullmatch(word) for word in _class_and_id_words(tag)
@@ -160,10 +203,9 @@ def _is_landmark(tag: Tag) -> bool:
 
 def names_notes(tag: Tag) -> bool:
     """Whether a class or the id of ``tag`` says it holds the notes ("show-notes", …)."""
-    attrs = tag.attrs
-    if "class" not in attrs and "id" not in attrs:
+    if not _is_named(tag):
         return False
-    joined = (attr(tag, "class") + " " + attr(tag, "id")).lower()
+    joined = naming(tag)
     if _NOTES_HINT_RE.search(joined) is None:
         return False  # the cheap look: no notes word in it at all
     for token in joined.split():
@@ -194,8 +236,30 @@ def names_others(tag: Tag) -> bool:
     return "notes" not in words and not OTHERS_WORDS.isdisjoint(words)  # "show-notes" is ours
 
 
+#: Attributes that name a component where classes are hashes ("sc-egiyK", "css-1x2y3z"):
+#: read like a class ("post-content", "episodeDescription").
+COMPONENT_ATTRS = ("data-testid", "data-test", "data-tag", "data-component")
+_NAMING_ATTRS = frozenset({"class", "id", *COMPONENT_ATTRS})
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _is_named(tag: Tag) -> bool:
+    return not _NAMING_ATTRS.isdisjoint(tag.attrs)
+
+
+def naming(tag: Tag) -> str:
+    """The names ``tag`` gives itself, lower case: its classes, its id and its component
+    attributes (a camel-case component name split: "episodeDescription" → "episode-description")."""
+    joined = attr(tag, "class") + " " + attr(tag, "id")
+    for name in COMPONENT_ATTRS:
+        value = tag.attrs.get(name)
+        if isinstance(value, str):
+            joined += " " + _CAMEL_RE.sub("-", value)
+    return joined.lower()
+
+
 def _class_and_id_words(tag: Tag) -> Iterator[str]:
-    for token in (attr(tag, "class") + " " + attr(tag, "id")).lower().split():
+    for token in naming(tag).split():
         if token.startswith(STATE_CLASS_PREFIXES):
             continue
         layout = token.startswith(LAYOUT_PREFIXES)

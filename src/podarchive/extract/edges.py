@@ -24,6 +24,7 @@ from collections.abc import Set as AbstractSet
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
 
+from podarchive.extract.boilerplate import naming
 from podarchive.extract.lines import (
     ACTION_RE,
     BADGES_RE,
@@ -259,7 +260,7 @@ def _trim_tail_sections(
                 TAIL_HEADING_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text)
             ):
                 continue  # a line heading opens a section by its words alone, never "About X"
-        elif not opens_tail(text, names):
+        elif not (opens_tail(text, names) or _opens_people_box(heading, text, block)):
             continue
         after = _following_in(block, heading)
         size = _length(heading) + sum(_length(tag) for tag in after)
@@ -267,6 +268,26 @@ def _trim_tail_sections(
             return
         for tag in [heading, *after]:
             tag.extract()
+
+
+#: Headings of a box of the episode's people, and the class words of such a box.
+PEOPLE_HEADING_RE = re.compile(
+    r"(featured )?(guests?|gäste?|invités?|invitados?|ospiti|people|participants)\s*:?", re.I
+)
+PEOPLE_BOX_WORDS = frozenset({"guest", "guests", "people", "participants", "persons"})
+
+
+def _opens_people_box(heading: Tag, text: str, block: Tag) -> bool:
+    """Whether ``heading`` ("Guests") opens a box of its own whose class says it lists people
+    ("segment-guests"): a component after the notes. A "Guests" heading in the notes' own
+    flow is theirs."""
+    box = heading.parent
+    if box is None or box is block or PEOPLE_HEADING_RE.fullmatch(text) is None:
+        return False
+    if _edge_child(box, first=True) is not heading:
+        return False
+    found = {w for token in naming(box).split() for w in re.split(r"[-_]+", token)}
+    return not PEOPLE_BOX_WORDS.isdisjoint(found)
 
 
 def _is_heading_line(tag: Tag, text: str) -> bool:

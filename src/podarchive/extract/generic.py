@@ -29,6 +29,7 @@ from typing import NamedTuple
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from podarchive.extract.assemble import (
+    MIN_REFERENCE_TOKENS,
     checked_against,
     from_description,
     from_feed,
@@ -44,7 +45,7 @@ from podarchive.extract.boilerplate import (
     remove_boilerplate,
 )
 from podarchive.extract.edges import page_names, trim_head, trim_tail
-from podarchive.extract.guided import tokens
+from podarchive.extract.guided import reference_tokens, tokens
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.structured import (
@@ -101,11 +102,11 @@ def notes(page: Page) -> PageNotes | None:
         described = structured_description(page.soup, page.url)  # before the scripts go
     names = page_names(page.soup)
     deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
-    remove_boilerplate(body)
-    transcript = cut_transcript(body, page.lowered)
-    matched = None
     if feed:
         described = Described("feed-match", feed)
+    remove_boilerplate(body, _reference(described))
+    transcript = cut_transcript(body, page.lowered)
+    matched = None
     if described is not None and (feed or _full_structured(described)):
         matched = from_feed(
             body, described.text, page.base_url, transcript, described.method, names
@@ -131,6 +132,15 @@ def notes(page: Page) -> PageNotes | None:
     if matched is not None and not more_notes(found, matched):
         return matched  # the summary's block and what continues it hold the notes
     return checked_against(found, described, page.base_url, matched)
+
+
+def _reference(described: Described | None) -> list[str] | None:
+    """The tokens of the feed's notes or of a full structured description, if long enough to
+    tell the notes' block by."""
+    if described is None or not (described.method == "feed-match" or _full_structured(described)):
+        return None
+    reference = reference_tokens(described.text)
+    return reference if len(reference) >= MIN_REFERENCE_TOKENS else None
 
 
 def _full_structured(described: Described) -> bool:
@@ -192,7 +202,10 @@ def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
     for tags in groups:
         if tags:
             best = max(tags, key=lambda tag: stats.total[id(tag)])
-            if (prose := _prose(best, stats)) >= MIN_NOTES_CHARS:
+            prose = _prose(best, stats)
+            if len(tags) > 1 and (elsewhere := _text_beside_cards(body, tags, prose, stats)):
+                return elsewhere  # several small ones: cards (hosts, other episodes)
+            if prose >= MIN_NOTES_CHARS:
                 if (elsewhere := _text_elsewhere(body, best, prose, stats)) is not None:
                     return elsewhere  # the landmark is a card beside the page's text
                 return _named_inside(best, prose, stats) or best
@@ -227,6 +240,20 @@ def _text_elsewhere(body: Tag, chosen: Tag, prose: int, stats: _TextStats) -> Ta
     if elsewhere is None or _prose(elsewhere, stats) <= ELSEWHERE_FACTOR * prose:
         return None
     return elsewhere
+
+
+def _text_beside_cards(
+    body: Tag, landmarks: list[Tag], prose: int, stats: _TextStats
+) -> Tag | None:
+    """The page's densest text, when several landmarks, the largest with ``prose``, hold
+    little of the page's prose and that text, outside them all, holds more: the landmarks
+    are cards (hosts, other episodes) beside the notes."""
+    if prose >= LANDMARK_SHARE * _prose(body, stats):
+        return None
+    block = _densest_block(body)
+    if block is None or any(_outside(block, landmark) is None for landmark in landmarks):
+        return None
+    return block if _prose(block, stats) > prose else None
 
 
 def _outside(block: Tag | None, landmark: Tag) -> Tag | None:

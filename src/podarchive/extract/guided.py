@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
 from bs4.element import NavigableString, PreformattedString, Tag
@@ -68,13 +69,14 @@ class Span(NamedTuple):
     inside: frozenset[int]  # the ids of its text nodes
 
 
-def find_span(root: Tag, reference: list[str]) -> Span | None:
-    """The best-scoring run of text under ``root`` for ``reference``, if it is good enough."""
+def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozenset()) -> Span | None:
+    """The best-scoring run of text under ``root`` for ``reference``, if it is good enough;
+    the elements whose ids are in ``skip`` are left out."""
     wanted = Counter(reference)
     if not wanted:
         return None
     best: tuple[float, int, int, int, int] | None = None  # score, first, last, hits, size
-    strings = _strings(root)
+    strings = _strings(root, skip)
     score = 0.0
     start = hits = size = 0
     for index, string in enumerate(strings):
@@ -96,11 +98,42 @@ def find_span(root: Tag, reference: list[str]) -> Span | None:
         hits -= sum(1 for token in found if token in wanted)
         size -= len(found)
         first += 1
+    for found in reversed(_stale_tail(strings[first : last + 1], wanted)):
+        hits -= sum(1 for token in found if token in wanted)  # what only repeats the notes'
+        size -= len(found)  # words (other episodes' cards of the same show) is not theirs
+        last -= 1
     coverage = min(1.0, hits / len(reference))
     if coverage < MIN_COVERAGE or hits < MIN_PRECISION * size:
         return None
     inside = frozenset(id(string) for string in strings[first : last + 1])
     return Span(strings[first], strings[last], hits, size, coverage, inside)
+
+
+#: A string at the run's end is stale when under this share of its tokens are the
+#: reference's not yet matched by the run before it.
+FRESH_SHARE = 0.5
+
+
+def _stale_tail(run: list[NavigableString], wanted: Counter[str]) -> list[list[str]]:
+    """The tokens of the strings that end ``run`` and add little of the reference: their
+    words are ones the run already matched as often as the reference has them."""
+    used: Counter[str] = Counter()
+    fresh: list[tuple[list[str], int]] = []
+    for string in run:
+        found = tokens(string)
+        new = 0
+        for token in found:
+            if used[token] < wanted[token]:
+                used[token] += 1
+                new += 1
+        fresh.append((found, new))
+    stale: list[list[str]] = []
+    while len(fresh) - len(stale) > 1:
+        found, new = fresh[len(fresh) - len(stale) - 1]
+        if new >= FRESH_SHARE * len(found):
+            break
+        stale.append(found)
+    return stale
 
 
 def _is_lead_label(string: NavigableString) -> bool:
@@ -111,14 +144,15 @@ def _is_lead_label(string: NavigableString) -> bool:
     return len(tokens(string)) <= LINK_LABEL_TOKENS and string.find_parent("a") is not None
 
 
-def _strings(root: Tag) -> list[NavigableString]:
-    """The visible text nodes under ``root`` that hold a word, in document order."""
+def _strings(root: Tag, skip: AbstractSet[int] = frozenset()) -> list[NavigableString]:
+    """The visible text nodes under ``root`` that hold a word, in document order, but for
+    those of the elements whose ids are in ``skip``."""
     found: list[NavigableString] = []
     stack: list[object] = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, Tag):
-            if node.name not in INVISIBLE_TAGS:
+            if node.name not in INVISIBLE_TAGS and id(node) not in skip:
                 stack.extend(reversed(node.contents))
         elif (
             isinstance(node, NavigableString)

@@ -100,6 +100,8 @@ TAIL_HEADING_RE = re.compile(
     r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
     r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
     r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
+    r"|über (die|diese) (sendung|reihe)|zur sendung|à propos( de l'émission| du podcast)?"
+    r"|sobre (el|este) (programa|podcast)|acerca del (programa|podcast)|l'émission"
     r"|themen|mehr zum thema|temas|thèmes|sujets|more in( .{1,40})?|information|informationen"
     r"|(more episodes|más episodios|weitere folgen|autres épisodes|other episodes|altri episodi)"
     r" (of|from|del|de|von|du|des|di)( the)? .{1,60})\s*:?",
@@ -109,6 +111,12 @@ TAIL_HEADING_RE = re.compile(
 LISTEN_LEAD_RE = re.compile(
     r"(listen|subscribe|follow|escucha\w*|suscríbete|hör\w*|abonniere\w*|écoute\w*|abonnez"
     r"|ascolta\w*|ouça|luister)\b.{0,80}\b(on|at|en|auf|bei|sur|su|em|op|in)\s*:?",
+    re.I,
+)
+#: A picture's credit in its caption ("Photograph: A. Name/Agency", "Bildquelle: …", "© …").
+PHOTO_CREDIT_RE = re.compile(
+    r"\b(photo(graph)?s?|pictures?|images?|illustration|foto(grafía|grafia)?s?|bild(quelle)?"
+    r"|bildrechte|credits?|crédits?( photo)?|crédito)\s*:|©",
     re.I,
 )
 #: How a newspaper's print line opens ("A version of this article appears in print on …").

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from bs4.element import Tag
 
-from podarchive.extract.lines import MEDIA_EXTENSIONS
+from podarchive.extract.lines import MEDIA_EXTENSIONS, PHOTO_CREDIT_RE
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
@@ -72,12 +72,13 @@ def drop_furniture_lines(block: Tag) -> None:
     sizes = _subtree_sizes(block)
     doomed = [
         tag
-        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol")
+        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol", "figure")
         if sizes[id(tag)] <= _MAX_CARD_TAGS
         and (
             _is_card(tag)
             or _is_contents(tag)
             or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_furniture_line(tag))
+            or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_credited_caption(tag))
         )
     ]
     doomed += _contents_paragraphs(block)
@@ -186,6 +187,19 @@ def _is_contents(tag: Tag) -> bool:
     return True
 
 
+#: A caption with a credit holds at most this many characters.
+MAX_CAPTION_CHARS = 400
+
+
+def _is_credited_caption(tag: Tag) -> bool:
+    """A picture's caption that credits it ("… Photograph: A. Name/Agency"): a ``<figure>``, a
+    ``<figcaption>`` or an element whose class says caption. Never the notes, wherever it sits."""
+    if tag.name not in ("figure", "figcaption") and "caption" not in attr(tag, "class").lower():
+        return False
+    text = collapse(tag.get_text())
+    return len(text) <= MAX_CAPTION_CHARS and PHOTO_CREDIT_RE.search(text) is not None
+
+
 def _is_furniture_line(tag: Tag) -> bool:
     text = collapse(tag.get_text())
     if not text:
@@ -261,6 +275,8 @@ DECK_WORDS = frozenset(
     {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
     | {"description", "teaser", "kicker", "summary"}
 )
+#: Deck words of a subtitle: a lead only when it is a sentence.
+SUBTITLE_WORDS = frozenset({"subtitle", "subheadline", "subhead"})
 #: Class words of a description that is not the episode's: the site's, the show's, an author's.
 NOT_EPISODE_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
 _DECK_CHARS = (40, 600)
@@ -298,9 +314,15 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
         text = collapse(tag.get_text())
         if tag.find(_CARD_HEADINGS) is not None or _is_card(tag):
             continue  # a lead has no heading of its own: this is a teaser card
+        if words & DECK_WORDS <= SUBTITLE_WORDS and not _ends_sentence(text):
+            continue  # a subtitle with no end: a second headline, not a lead
         if _is_lead(text) and _near_headline(tag):
             return tag
     return None
+
+
+def _ends_sentence(text: str) -> bool:
+    return text.rstrip()[-1:] in '.!?…:)"”'
 
 
 def _is_lead(text: str) -> bool:
@@ -308,7 +330,7 @@ def _is_lead(text: str) -> bool:
     short (a short phrase with no end is a subtitle, a second headline)."""
     if not _DECK_CHARS[0] <= len(text) <= _DECK_CHARS[1]:
         return False
-    return len(text) >= _SHORT_DECK_CHARS or text.rstrip()[-1:] in '.!?…:)"”'
+    return len(text) >= _SHORT_DECK_CHARS or _ends_sentence(text)
 
 
 def _near_headline(tag: Tag) -> bool:
