@@ -77,6 +77,8 @@ PLATFORM_CASES = {
     "Download</a></p>",
     "podlove": "<div class='podlove-web-player'><a href='https://cdn.example.org/b.m4a'>Listen"
     " to the whole episode here now</a></div>",
+    "podpress": "<div class='podPress_content podPress_content_audio_mp3'><a href='https://"
+    "cdn.example.org/c.mp3'>Jetzt abspielen</a> | Play in Popup | Download (73)</div>",
     "seriously-simple-podcasting": "<div class='podcast_meta'><a href='https://cdn.example.org/"
     "c.mp3'>Download file</a> | Duration: 40:12 | Recorded on 1 May</div>",
     "podigee": "<div class='podigee-podcast-player-wrap'>Player loading, please wait a bit</div>",

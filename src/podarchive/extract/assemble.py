@@ -53,10 +53,11 @@ _LABELS = {
 Transcript = tuple[PageTranscriptSegment, ...] | None
 
 
-def tidied(parts: list[Tag]) -> list[Tag]:
-    """``parts`` with their furniture lines dropped and the post furniture cut from the last."""
+def tidied(parts: list[Tag], own_domain: str = "") -> list[Tag]:
+    """``parts`` with their furniture lines dropped and the post furniture cut from the last;
+    ``own_domain``: the page's site (its other pages' cards go)."""
     for part in parts:
-        drop_furniture_lines(part)
+        drop_furniture_lines(part, own_domain)
     cut_post_furniture(parts[-1])
     return parts
 
@@ -123,7 +124,7 @@ def from_feed(
         if not more and len(parts) == 1:
             more = _same_boxes_after(parts[0], names)
     parts = [*parts, *more]
-    parts = tidied(parts)
+    parts = tidied(parts, domain_of(base_url or ""))
     trim_head(parts[0], names, span.inside)
     trim_tail(parts[-1], names, domain_of(base_url or ""), span.inside)
     label = _LABELS.get(method, method)

@@ -21,6 +21,8 @@ BOILERPLATE_TAGS = frozenset(
     | {"iframe", "svg", "button", "select", "textarea", "dialog"}
     | {"audio", "video", "object", "embed"}  # players: their fallback text is never notes
 )
+#: A section's header and footer: boilerplate but inside a page's main block, on a retry.
+SECTION_TAGS = frozenset({"header", "footer"})
 #: ARIA landmarks that are never the notes.
 BOILERPLATE_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog"}
@@ -53,7 +55,9 @@ NAMED_LANDMARK_CHARS = 300
 PROTECTED_TAGS = frozenset({"html", "body", "article", "main"})
 
 
-def remove_boilerplate(body: Tag, reference: list[str] | None = None) -> None:
+def remove_boilerplate(
+    body: Tag, reference: list[str] | None = None, *, inner_sections: bool = False
+) -> None:
     """Extract page furniture: boilerplate tags, ARIA landmarks and class/id-marked elements.
 
     An element that contains an ``<article>`` or ``<main>`` is never removed for its class or
@@ -61,6 +65,8 @@ def remove_boilerplate(body: Tag, reference: list[str] | None = None) -> None:
     of a ``reference`` (the feed's notes, a full structured description), a hidden or
     class-marked element that holds it is kept when nothing else on the page does: the page's
     own words for the notes outweigh a class name ("content-modal__wrapper").
+    ``inner_sections``: a ``<header>`` or ``<footer>`` inside a ``<main>`` or ``<article>``
+    is kept but for its class.
     """
     doomed: list[Tag] = []
     stack = child_tags(body)[::-1]
@@ -70,7 +76,7 @@ def remove_boilerplate(body: Tag, reference: list[str] | None = None) -> None:
         if teaser is not None:
             doomed.append(teaser)  # "… Read more": the hidden full text is the one to keep
             _unhide(tag)
-        if teaser is None and _is_boilerplate(tag):
+        if teaser is None and _is_boilerplate(tag, inner_sections):
             doomed.append(tag)
         else:
             stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
@@ -153,9 +159,11 @@ def _unhide(tag: Tag) -> None:
         tag.attrs.pop(name, None)
 
 
-def _is_boilerplate(tag: Tag) -> bool:
+def _is_boilerplate(tag: Tag, inner_sections: bool = False) -> bool:
     """Whether to remove ``tag``."""
-    if tag.name in BOILERPLATE_TAGS:
+    if inner_sections and tag.name in SECTION_TAGS and tag.find_parent(("main", "article")):
+        pass  # a section's own header or footer: judged by its class below
+    elif tag.name in BOILERPLATE_TAGS:
         return tag.name != "form" or not _holds_landmark(tag)
     if tag.name in PROTECTED_TAGS:
         return False

@@ -91,7 +91,17 @@ def applies(text: str, url: str) -> bool:
 
 def notes(page: Page) -> PageNotes | None:
     """The page's notes: the block carrying the feed's notes, else the main block (the rule is
-    in the module docstring), checked against the structured description; or None."""
+    in the module docstring), checked against the structured description; or None.
+
+    A page with no notes found is read once more, keeping the ``<header>`` and ``<footer>``
+    elements inside its ``<main>`` or ``<article>``: some sites write the notes in one."""
+    found = _notes(page)
+    if found is None and ("<footer" in page.lowered or "<header" in page.lowered):
+        found = _notes(Page(page.text, page.url, page.feed_notes), inner_sections=True)
+    return found
+
+
+def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
     body = page.soup.body
     if body is None:
         body = page.soup
@@ -104,7 +114,7 @@ def notes(page: Page) -> PageNotes | None:
     deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
     if feed:
         described = Described("feed-match", feed)
-    remove_boilerplate(body, _reference(described))
+    remove_boilerplate(body, _reference(described), inner_sections=inner_sections)
     transcript = cut_transcript(body, page.lowered)
     matched = None
     if described is not None and (feed or _full_structured(described)):
@@ -120,7 +130,7 @@ def notes(page: Page) -> PageNotes | None:
             return from_description(described, page.base_url, transcript)
         return matched
     parts = split_siblings(_narrowed(block, stats))
-    parts = tidied(parts)
+    parts = tidied(parts, domain_of(page.base_url or page.url))
     trim_head(parts[0], names)
     trim_tail(parts[-1], names, domain_of(page.base_url or page.url))
     if deck is None and summary:

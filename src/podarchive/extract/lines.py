@@ -96,6 +96,8 @@ TAIL_HEADING_RE = re.compile(
     r"(about( the)? (show|podcast|series|programm?e?)|über (den|diesen) podcast"
     r"|creators?( (&|and) guests?)?|hosts?( (&|and) guests?)?|mitwirkende|contributors?"
     r"|recent episodes|latest episodes|other episodes|more episodes|all episodes|episodes"
+    r"|(previous|past|older|earlier) episodes|episodios anteriores|últimos episodios"
+    r"|(vorherige|frühere|letzte) (folgen|episoden)|épisodes précédents|episodi precedenti"
     r"|more from .{1,60}|more (shows|podcasts)|listen (on|to)|subscribe|follow (the show|us)"
     r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
     r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"

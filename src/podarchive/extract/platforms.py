@@ -35,6 +35,7 @@ PLATFORM_FURNITURE: dict[str, tuple[str, ...]] = {
         "episode_downloads",
         "podlove-episode-downloads*",
     ),
+    "podpress": ("podpress_content*", "podpress_playerspace*", "podpress_downloadlinks*"),
     "seriously-simple-podcasting": ("podcast_player", "podcast_meta", "ssp-*", "castos-player*"),
     "podigee": ("podigee-podcast-player*", "podigee-player*"),
     "spotify": ("spotify-embed*", "episode-share*"),

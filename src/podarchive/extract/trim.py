@@ -41,6 +41,15 @@ POST_FURNITURE_RE = re.compile(
     r"|related posts|more episodes|weitere folgen|diese folge zitieren|cite this episode)\b",
     re.I,
 )
+#: An embed panel's code shown as text ("<iframe src=… ></iframe>").
+EMBED_CODE_RE = re.compile(r"<(iframe|script|embed|object|blockquote)\b.*>", re.S | re.I)
+#: A share panel's notice that a link or code was copied.
+CLIPBOARD_RE = re.compile(
+    r"cop(ied|y) to (the |your )?clipboard|copiado en el portapapeles|copiado para a área"
+    r"|in die zwischenablage kopiert|copié dans le presse-papiers|copiato negli appunti",
+    re.I,
+)
+MAX_NOTICE_CHARS = 100
 MEDIA_URL_RE = re.compile(rf"https?://\S+\.({MEDIA_EXTENSIONS})(\?\S*)?$", re.I)
 #: Headings of a box of other episodes or articles.
 RELATED_HEADING_RE = re.compile(
@@ -65,10 +74,13 @@ _MIN_PROSE_BEFORE = 40
 WRAPPER_LEVELS = 3
 
 
-def drop_furniture_lines(block: Tag) -> None:
+def drop_furniture_lines(block: Tag, own_domain: str = "") -> None:
     """Remove the furniture lines under ``block`` (see the module docstring), teaser cards of
-    other pages and tables of contents of in-page anchors.
+    other pages and tables of contents of in-page anchors. ``own_domain``: the page's site,
+    whose other pages' cards come in sets (:func:`repeated_cards`).
     """
+    for card in repeated_cards(block, own_domain):
+        card.extract()
     sizes = _subtree_sizes(block)
     doomed = [
         tag
@@ -89,6 +101,59 @@ def drop_furniture_lines(block: Tag) -> None:
         tag.extract()
         if _is_card(tag):
             _drop_emptied(parent, block)
+
+
+#: A card holds at most this much text, and one heading, within this many levels of it.
+MAX_CARD_CHARS = 600
+CARD_LEVELS = 4
+_CARD_TAGS = frozenset({"div", "li", "section", "article"})
+
+
+def repeated_cards(block: Tag, own_domain: str) -> list[Tag]:
+    """Other pages' cards whose class need not say so: elements whose one heading is a link
+    to another page of the site (relative, or on ``own_domain``), with a short text, that
+    come in a set of two or more of the same element and first class. The outermost only."""
+    groups: dict[tuple[str, str], list[Tag]] = {}
+    for heading in tags(block, *_CARD_HEADINGS):
+        chain = _card_chain(heading, block) if _links_within_site(heading, own_domain) else []
+        for element in chain:  # "li > div.c-epi" and a lone "div.c-epi" are the same card
+            key = (element.name, next(iter(attr(element, "class").split()), ""))
+            groups.setdefault(key, []).append(chain[-1])
+    found = [card for group in groups.values() if len(group) > 1 for card in group]
+    chosen = {id(card) for card in found}
+    return [card for card in found if not any(id(p) in chosen for p in card.parents)]
+
+
+def _links_within_site(heading: Tag, own_domain: str) -> bool:
+    link = heading.find("a") or heading.find_parent("a")
+    if not isinstance(link, Tag):
+        return False
+    href = attr(link, "href").strip()
+    if not href or href.startswith(("#", "mailto:", "javascript:")):
+        return False
+    if href.startswith("/") and not href.startswith("//"):
+        return True
+    host = href.split("//", 1)[-1].split("/", 1)[0].lower().removeprefix("www.")
+    return bool(own_domain) and host == own_domain
+
+
+def _card_chain(heading: Tag, block: Tag) -> list[Tag]:
+    """The elements around ``heading``, a few levels up, that hold no other heading and
+    little text, inner first: the last is the card it heads."""
+    chain: list[Tag] = []
+    node = heading
+    for _ in range(CARD_LEVELS):
+        parent = node.parent
+        if parent is None or parent is block:
+            break
+        if len(collapse(parent.get_text())) > MAX_CARD_CHARS:
+            break
+        if len(parent.find_all(_CARD_HEADINGS, limit=2)) > 1:
+            break
+        node = parent
+        if node.name in _CARD_TAGS:
+            chain.append(node)
+    return chain
 
 
 def _subtree_sizes(block: Tag) -> dict[int, int]:
@@ -206,7 +271,9 @@ def _is_furniture_line(tag: Tag) -> bool:
         return False
     if FURNITURE_TEXT_RE.fullmatch(text):
         return True
-    if MEDIA_URL_RE.match(text):
+    if MEDIA_URL_RE.match(text) or EMBED_CODE_RE.fullmatch(text):
+        return True
+    if len(text) <= MAX_NOTICE_CHARS and CLIPBOARD_RE.search(text):
         return True
     anchors = [a for a in tags(tag, "a") if attr(a, "href")]
     if not anchors or not all(MEDIA_URL_RE.match(attr(a, "href").strip()) for a in anchors):

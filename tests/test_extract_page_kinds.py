@@ -1,0 +1,353 @@
+"""Issue #24: rules for kinds of page the first rounds missed, each on its own made-up page
+(built from the structure of a kind of site: an app's modal wrapper, a broadcaster's "Show
+more" synopsis, a newspaper's standfirst and article body, CSS-in-JS sites that name their
+components in data attributes, a broadcaster's cards without a card class, a Gatsby page that
+writes the notes in a <footer>). Each test also shows the page the rule must leave alone.
+"""
+
+from __future__ import annotations
+
+import json
+
+from podarchive.extract import extract_page
+from podarchive.types import PageNotes
+
+URL = "https://harbourhours.example.org/episodes/42"
+PROSE = (
+    "Nora and Ilse talk about lighthouse keepers, the last manned beacons on the northern coast,"
+    " and what a night on the lamp gallery sounds like when the fog horn starts."
+)
+MORE = "Later they read letters from a keeper's daughter and follow the supply boat's route."
+LINK = "<a href='https://maps.example.net/route'>the supply boat's route map</a>"
+
+
+def page(body: str, head: str = "") -> str:
+    return (
+        "<!doctype html><html><head><title>Lighthouses · Harbour Hours</title>"
+        f"<meta property='og:site_name' content='Harbour Hours'>{head}</head><body>"
+        f"<nav><a href='/'>Home</a></nav>{body}<footer>© Harbour Hours</footer></body></html>"
+    )
+
+
+def notes_of(body: str, head: str = "", feed: str | None = None) -> PageNotes:
+    return extract_page(page(body, head), URL, feed_notes=feed)
+
+
+def json_ld(description: str) -> str:
+    data = {"@type": "PodcastEpisode", "name": "Lighthouses", "description": description}
+    return f"<script type='application/ld+json'>{json.dumps(data)}</script>"
+
+
+# --- the page's own words outweigh a class name ----------------------------------------------
+
+MODAL = (
+    "<main><h1>Lighthouses</h1><section aria-label='Episode Description'>"
+    f"<div class='content-modal__wrapper'><p>{PROSE}</p><p>{MORE}</p></div>"
+    "<button>MORE</button></section>"
+    "<section><h2>Information</h2><dl><dt>Show</dt><dd>Harbour Hours</dd></dl></section></main>"
+)
+
+
+def test_a_marked_element_holding_the_only_copy_of_the_structured_notes_is_kept() -> None:
+    notes = notes_of(MODAL, head=json_ld(f"{PROSE} {MORE}"))
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+    assert notes.method == "json-ld"
+
+
+def test_without_a_reference_a_modal_is_furniture() -> None:
+    notes = notes_of(MODAL + f"<div class='card'><p>{MORE} {MORE}</p></div>")
+    assert PROSE not in notes.text  # the rule above is what kept it
+
+
+def test_a_marked_element_goes_when_the_reference_survives_elsewhere() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><p>{PROSE}</p><p>{MORE}</p></article>"
+        f"<div class='share-panel'><p>{PROSE}</p></div>"
+    )
+    notes = notes_of(body, head=json_ld(PROSE))
+    assert notes.text.count("Nora and Ilse") == 1
+
+
+# --- a short synopsis, a hidden long one and "Show more" -------------------------------------
+
+SHORT = "Nora and Ilse spend a night with the last lighthouse keepers of the coast."
+
+
+def synopsis(button: str) -> str:
+    return (
+        "<article><h1>Lighthouses</h1><div class='synopsis-toggle'>"
+        f"<div class='synopsis-toggle__short'><p>{SHORT}</p></div>"
+        f"<div class='synopsis-toggle__long' style='display:none'><p>{PROSE}</p><p>{MORE}</p>"
+        f"</div>{button}</div></article>"
+    )
+
+
+def test_the_hidden_long_synopsis_behind_show_more_is_the_notes() -> None:
+    notes = notes_of(synopsis("<button>Show more</button>"))
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+
+
+def test_without_an_expander_the_hidden_text_stays_hidden() -> None:
+    notes = notes_of(synopsis("<button>Download</button>"))
+    assert notes.text == SHORT
+
+
+# --- several small <article>s are cards --------------------------------------------------------
+
+HOST_CARDS = "".join(
+    f"<div class='column'><article class='media'><img src='/{name}.jpg'>"
+    f"<p><a href='/host/{name}/'><strong>{name.title()}</strong></a><br>{name.title()} keeps"
+    " a small boat, a smaller blog and a list of every light on the coast, from Skarv to the"
+    " southern capes.</p></article></div>"
+    for name in ("nora", "ilse")
+)
+
+
+def test_small_articles_beside_denser_text_are_cards_not_the_notes() -> None:
+    body = (
+        f"<div class='section'><h1>Lighthouses</h1><div class='content episode-content'>"
+        f"<p>{PROSE}</p></div><div class='episode-guests'><h3>Hosts</h3>{HOST_CARDS}"
+        "</div></div>"
+    )
+    notes = notes_of(body)
+    assert notes.text == PROSE
+
+
+def test_the_largest_of_several_long_articles_is_still_the_one() -> None:
+    posts = "".join(f"<article><h2>Post {n}</h2><p>{PROSE * n}</p></article>" for n in (1, 3, 2))
+    notes = notes_of(posts)
+    assert notes.text.count("Nora and Ilse") == 3
+
+
+# --- a newspaper's standfirst and article body ------------------------------------------------
+
+STANDFIRST = "Two keepers are left on the northern coast. Nora Lind reports on their last winter."
+
+
+def test_article_body_is_the_notes_and_the_standfirst_leads_them() -> None:
+    body = (
+        "<main><article><div class='series'><a href='/series/harbour'>Harbour Hours</a>"
+        " <span>Series</span></div><h1>The last keepers</h1>"
+        f"<div class='dcr-standfirst'><p>{STANDFIRST}</p></div>"
+        "<figure class='main-media'><img src='/k.jpg'><figcaption>The lamp at Skarv."
+        " Photograph: A. Keeper/Agency</figcaption></figure>"
+        "<div class='dcr-meta'><address>Presented by Nora Lind with Ilse Berg; produced by"
+        " Ada Holm</address><div class='dcr-date'>Thu 5 Nov 2026 03.00 GMT</div></div>"
+        f"<div class='article-body-commercial-selector article-body'><p>{PROSE}</p>"
+        f"<p>{MORE} See {LINK}.</p></div></article></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text.startswith(STANDFIRST)
+    assert notes.text.endswith("route map.")
+    assert "Presented by" not in notes.text
+    assert "Photograph" not in notes.text
+
+
+# --- component names in data attributes --------------------------------------------------------
+
+
+def test_data_tag_names_the_post_content_and_the_comments() -> None:
+    body = (
+        "<main><div class='sc-jrAGrp' data-tag='post-card'>"
+        "<span data-tag='post-visibility'>Public</span><h1>Lighthouses</h1>"
+        "<div data-tag='post-published-at'>Nov 27, 2026</div>"
+        f"<div class='sc-egiyK' data-tag='post-content'><p>{PROSE} {LINK}.</p></div>"
+        "<div data-tag='post-tags'><a href='/posts?tag=episodes'>episodes</a></div></div>"
+        "<section data-tag='content-card-comments'><h2>Comments</h2><div><a href='/u/1'>Gwen"
+        "</a><p>My dad was a keeper on this coast, thirty years on the same rock, and he still"
+        " talks about the fog horn every single winter evening.</p></div></section></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE} the supply boat's route map."
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_a_camel_case_component_name_reads_like_a_class() -> None:
+    body = (
+        "<main><h1>Lighthouses</h1><div data-testid='relatedEpisodes'><p>Another episode about"
+        f" harbours and their pilots, with long words to weigh more than the notes here.</p>"
+        f"<p>{MORE} {MORE}</p></div>"
+        f"<div data-testid='episodeDescription'><p>{PROSE}</p></div></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == PROSE
+
+
+# --- captions with credits ------------------------------------------------------------------
+
+
+def test_a_credited_caption_inside_the_notes_goes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>"
+        "<figure><img src='/pier.jpg'><figcaption>The pier at Skarv. Photograph: A. Keeper"
+        "</figcaption></figure>"
+        "<p class='mediaCaption'>Wollgras im Moor | Bildquelle: Westfunk/H. Schmidt</p>"
+        f"<p>{MORE}</p></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_figure_of_the_notes_without_a_credit_stays() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>"
+        "<figure><img src='/graph.png'><figcaption>Figure 1: the beacons' ranges along the"
+        f" coast</figcaption></figure><p>{MORE}</p></div></article>"
+    )
+    assert "Figure 1" in notes_of(body).text
+
+
+# --- subtitles and leads ----------------------------------------------------------------------
+
+
+def test_a_subtitle_with_no_sentence_end_is_not_the_lead() -> None:
+    tagline = (
+        "Warum die Leuchttürme zurückkommen – mit der Historikerin Dr. Nora Lind-Berg aus Kiel"
+    )
+    body = (
+        f"<article><header><h1>Folge 57</h1><p class='episode-subtitle'>{tagline}</p></header>"
+        f"<section class='episode-description'><p>{PROSE}</p></section></article>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_a_subtitle_that_is_a_sentence_leads_the_notes() -> None:
+    lead = "Nora Lind-Berg on why the lighthouses of the coast are coming back after all."
+    body = (
+        f"<article><header><h1>Folge 57</h1></header><p class='subtitle'>{lead}</p>"
+        "<div class='player'>Play</div>"
+        f"<section class='episode-description'><p>{PROSE}</p></section></article>"
+    )
+    assert notes_of(body).text == f"{lead}\n\n{PROSE}"
+
+
+# --- the show's boxes after the notes -------------------------------------------------------
+
+
+def test_a_guests_box_of_its_own_ends_the_notes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='segment-body'><p>{PROSE}</p></div>"
+        "<div class='segment-guests'><h3>Guests</h3><div class='guest'><span>Nora Lind"
+        "</span><span>Former keeper, Skarv light</span></div></div></article>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_a_guests_heading_in_the_notes_own_flow_is_theirs() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>"
+        "<h3>Guests</h3><ul><li><a href='https://nora.example.net/'>Nora Lind</a>, keeper"
+        "</li></ul></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text.endswith("Nora Lind, keeper")
+    assert [link.url for link in notes.links] == ["https://nora.example.net/"]
+
+
+def test_a_german_about_the_show_box_ends_the_notes() -> None:
+    body = (
+        f"<main><div class='text'><p>{PROSE}</p><p>{MORE}</p></div>"
+        "<div class='box'><h2 class='boxTitle'>Über die Sendung</h2><p>Harbour Hours erklärt"
+        " jeden Werktag ein Thema aus der Seefahrt.</p></div></main>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+# --- the feed's span stops where the notes' words run out ------------------------------------
+
+
+def test_the_feed_block_stops_before_cards_that_repeat_the_shows_words() -> None:
+    feed = f"<p>{PROSE}</p><p>{MORE}</p>"
+    cards = "".join(
+        f"<div class='col'><a href='/episodes/{n}'><h4>{n}: The keepers of the coast</h4></a>"
+        "<p>Nora and Ilse talk about the lamp and the fog on the northern coast.</p></div>"
+        for n in (41, 40, 39)
+    )
+    body = (
+        f"<div class='container episode-content'><div id='show-notes'>{feed}</div></div>"
+        f"<section class='more-episodes container'><h2>From Harbour Hours</h2>"
+        f"<div class='row'>{cards}</div></section>"
+    )
+    notes = notes_of(body, feed=feed)
+    assert notes.method == "feed-match"
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+
+
+# --- a broadcaster's cards with no card class ---------------------------------------------------
+
+
+def broadcaster_card(number: int) -> str:
+    return (
+        f"<div class='c-epi'><div class='c-pl-a'><button>Play</button></div><div>"
+        f"<h2><a href='/audio/{number}/'>Another morning show, part {number}</a></h2>"
+        "<p>A colleague of the team has a problem with her daughter, who keeps on...</p>"
+        f"<p><strong>10/06/2024</strong> | <span>07:0{number}</span></p></div>"
+        "<div class='c-sh'><p>El código iframe se ha copiado en el portapapeles</p>"
+        f"<p class='emb'>&lt;iframe src=\"https://harbourhours.example.org/embed/{number}/\""
+        ' width="100%"&gt;&lt;/iframe&gt;</p></div></div>'
+    )
+
+
+def test_a_set_of_cards_linking_within_the_site_goes_whatever_its_class() -> None:
+    body = (
+        f"<main><h1>Lighthouses</h1><p class='dt'>16/09/2016</p><div class='cnt-txt'>"
+        f"<p>{PROSE}</p></div>{broadcaster_card(1)}<div class='lst-epi'><p>Episodios"
+        f" anteriores</p><ul><li>{broadcaster_card(2)}</li><li>{broadcaster_card(3)}</li></ul>"
+        "</div></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == PROSE
+    assert notes.links == ()
+
+
+def test_linked_headings_to_other_sites_in_the_notes_stay() -> None:
+    books = "".join(
+        f"<div class='book'><h3><a href='https://books.example.net/{n}'>Book {n}</a></h3>"
+        f"<p>A keeper's memoir, number {n}.</p></div>"
+        for n in (1, 2)
+    )
+    body = f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>{books}"
+    body += "</div></article>"
+    notes = notes_of(body)
+    assert [link.url for link in notes.links] == [
+        "https://books.example.net/1",
+        "https://books.example.net/2",
+    ]
+
+
+def test_embed_code_and_a_clipboard_notice_are_never_notes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>"
+        "<p>Link copied to clipboard</p>"
+        '<p>&lt;iframe src="https://player.example.net/42" width="100%"&gt;&lt;/iframe&gt;'
+        f"</p><p>{MORE}</p></div></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+# --- notes written in a <footer> ------------------------------------------------------------
+
+TOPICS = (
+    "<ul><li><a class='podcast_time'>0:40</a> - Lamps: <a href='https://lamps.example.net/'>"
+    "Fresnel</a></li><li><a class='podcast_time'>11:40</a> - Fog horns and their keepers</li>"
+    "<li><a class='podcast_time'>13:35</a> - The supply boat's winter route</li></ul>"
+)
+
+
+def test_notes_in_a_footer_inside_main_are_found_when_nothing_else_is() -> None:
+    body = (
+        "<main><div><header><h3>#1 — Lighthouses</h3><date>28 July</date></header>"
+        f"<div><audio controls src='/1.mp3'></audio></div><footer class='_3QctX0'>{TOPICS}"
+        "</footer></div></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text.startswith("0:40 - Lamps: Fresnel")
+    assert [link.url for link in notes.links] == ["https://lamps.example.net/"]
+
+
+def test_a_posts_footer_still_goes_when_the_notes_are_found() -> None:
+    body = (
+        f"<main><article><h1>Lighthouses</h1><p>{PROSE}</p><footer>Posted in Episodes by the"
+        " editor, tagged keepers and lamps</footer></article></main>"
+    )
+    assert notes_of(body).text == PROSE
