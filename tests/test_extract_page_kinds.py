@@ -351,3 +351,90 @@ def test_a_posts_footer_still_goes_when_the_notes_are_found() -> None:
         " editor, tagged keepers and lamps</footer></article></main>"
     )
     assert notes_of(body).text == PROSE
+
+
+# --- round two: what set 8 showed ---------------------------------------------------------------
+
+
+def test_a_structured_summary_that_is_the_pages_subtitle_heading_is_not_the_notes() -> None:
+    subtitle = "An economist on flock sizes, feed prices, bird flu and the thirty-cent question"
+    body = (
+        f"<article class='post'><div class='post-header'><h1>Eggs</h1>"
+        f"<h3 class='subtitle'>{subtitle}</h3><div>Harriet Osei · Feb 08, 2024</div></div>"
+        f"<div class='available-content'><div class='body markup'><p>{PROSE}</p>"
+        f"<p>{MORE} See {LINK}.</p></div></div></article>"
+    )
+    notes = notes_of(body, head=json_ld(subtitle))
+    assert notes.text == f"{PROSE}\n\n{MORE} See the supply boat's route map."
+
+
+def test_a_sidebar_of_episode_summaries_is_still_furniture() -> None:
+    summaries = "".join(
+        f"<div class='e-item'><a class='e-title' href='/e/{n}/'>Ep {n}</a>"
+        f"<div class='e-summary'>{PROSE} {MORE} {MORE}</div></div>"
+        for n in (41, 40)
+    )
+    body = (
+        f"<div class='main-wrap'><div class='post'><h2>Ep 42</h2><div class='entry-content'>"
+        f"<p>{MORE}</p></div></div><div class='col-md-4 sidebar'>{summaries}</div></div>"
+    )
+    assert notes_of(body).text == MORE
+
+
+CHAPTERS = (
+    "<h3>Topics</h3><ul><li>(00:00) – Intro</li><li>(02:41) – The lamp that leaked</li>"
+    "<li>(11:30) – Building the fog horn</li></ul>"
+)
+
+
+def test_topics_over_time_coded_lines_are_the_notes_chapters() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>{CHAPTERS}"
+        f"<h3>Links</h3><ul><li>{LINK}</li></ul></div></article>"
+    )
+    notes = notes_of(body)
+    assert "(11:30) – Building the fog horn" in notes.text
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_topics_as_a_list_of_tags_still_end_the_notes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p><p>{MORE}</p>"
+        "<h3>Topics</h3><ul><li><a href='/topics/sea'>Sea</a></li><li><a href='/topics/light'>"
+        "Light</a></li></ul></div></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_the_feeds_first_paragraph_leads_to_the_rest_of_its_container() -> None:
+    long_paragraph = f"{PROSE} {MORE} {PROSE}"  # long enough not to be a summary
+    feed = f"<p>{long_paragraph}</p>"
+    body = (
+        "<main><section class='episode-header'><h1>Lighthouses</h1></section>"
+        f"<section class='episode-content'><h2>Show Notes</h2><div class='body'>"
+        f"<p>{long_paragraph}</p>{CHAPTERS}<h3>Links</h3><ul><li>{LINK}</li></ul>"
+        "<p>Harbour Hours is hosted by Nora Lind.</p></div></section></main>"
+    )
+    notes = notes_of(body, feed=feed)
+    assert notes.method == "feed-match"
+    assert notes.text.endswith("Harbour Hours is hosted by Nora Lind.")
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_a_row_of_action_links_is_furniture() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><p class='lead'>{PROSE}</p><div class='episode-actions'>"
+        "<a href='https://cdn.example.org/42.mp3'>Download MP3</a> <a href='/s/42'>Share</a>"
+        f" <a href='#transcript'>Transcript</a></div><div class='body'><p>{MORE}</p></div>"
+        "</article>"
+    )
+    assert "Download" not in notes_of(body).text
+
+
+def test_the_teams_own_box_ends_the_notes() -> None:
+    body = (
+        f"<article><h1>Les phares</h1><div class='content'><p>{PROSE}</p><p>{MORE}</p></div>"
+        "<section class='Credits'><h2 class='Credits-title'>L'équipe</h2><ul><li>Margaux"
+        " Delacroix, production</li><li>Théo Gaillac, réalisation</li></ul></section></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"

@@ -9,9 +9,9 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from bs4.element import Tag
+from bs4.element import NavigableString, Tag
 
-from podarchive.extract.edges import trim_head, trim_tail, unlink_credits
+from podarchive.extract.edges import has_chapters, trim_head, trim_tail, unlink_credits
 from podarchive.extract.guided import (
     feed_block,
     find_span,
@@ -115,12 +115,12 @@ def from_feed(
     if len(reference) < MIN_REFERENCE_TOKENS:
         return None  # a few words match a heading anywhere: no evidence of the notes' block
     span = find_span(body, reference)
-    if span is None:
-        return None
+    if span is None or _in_heading(span.first, span.last):
+        return None  # a heading that says the summary is a subtitle, not the notes' block
     parts = feed_block(body, span)
     more: list[Tag] = []
-    if len(reference) < SUMMARY_TOKENS:
-        more = continuation(parts, names)
+    if len(reference) < SUMMARY_TOKENS or _one_paragraph(parts):
+        more = continuation(parts, names)  # a summary, or the notes' first paragraph only
         if not more and len(parts) == 1:
             more = _same_boxes_after(parts[0], names)
     parts = [*parts, *more]
@@ -150,6 +150,11 @@ CONTINUING_TAGS = frozenset({"p", "ul", "ol", "dl", "blockquote", "pre", "table"
 _HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 
 
+def _one_paragraph(parts: list[Tag]) -> bool:
+    """Whether the feed's block is one paragraph: the feed may hold only the notes' first."""
+    return len(parts) == 1 and parts[0].name == "p"
+
+
 def continuation(parts: list[Tag], names: AbstractSet[str] = frozenset()) -> list[Tag]:
     """The siblings after ``parts`` that continue them, when the block is a run of paragraphs
     in a larger container: every sibling with text (an emptied player skipped) up to the first
@@ -158,12 +163,13 @@ def continuation(parts: list[Tag], names: AbstractSet[str] = frozenset()) -> lis
     if last.name not in CONTINUING_TAGS and last.name not in _HEADINGS:
         return []  # the block is its own container: what follows is something else
     more: list[Tag] = []
-    for sibling in last.find_next_siblings():
+    siblings = last.find_next_siblings()
+    for index, sibling in enumerate(siblings):
         text = collapse(sibling.get_text())
         if not text:
             continue
-        if opens_furniture(sibling, text, names):
-            break
+        if opens_furniture(sibling, text, names) and not has_chapters(siblings[index:]):
+            break  # but "Topics" over time-coded lines are the episode's chapters
         more.append(sibling)
     while more and more[-1].name in _HEADINGS:
         more.pop()  # a heading with nothing of the notes after it
@@ -200,6 +206,14 @@ def opens_furniture(tag: Tag, text: str, names: AbstractSet[str] = frozenset()) 
         return False
     said = collapse(heading.get_text())
     return bool(RELATED_HEADING_RE.fullmatch(said)) or opens_tail(said, names)
+
+
+_ALL_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _in_heading(first: Tag | NavigableString, last: Tag | NavigableString) -> bool:
+    heading = first.find_parent(_ALL_HEADINGS)
+    return heading is not None and any(parent is heading for parent in last.parents)
 
 
 def more_notes(found: PageNotes, matched: PageNotes) -> bool:

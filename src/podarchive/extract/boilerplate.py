@@ -200,7 +200,10 @@ def _holds_landmark(tag: Tag) -> bool:
     (with text enough not to be a card's summary) inside it: a page's wrapper
     ("share-container") is never furniture. Asked only of tags about to go, which are small
     but for such wrappers."""
-    return tag.find(_is_landmark) is not None
+    found = tag.find_all(_is_landmark)
+    if any(not names_summary(landmark) for landmark in found):
+        return True
+    return len(found) == 1  # several summaries: other episodes' cards in a sidebar
 
 
 def _is_landmark(tag: Tag) -> bool:

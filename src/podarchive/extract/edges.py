@@ -263,6 +263,8 @@ def _trim_tail_sections(
         elif not (opens_tail(text, names) or _opens_people_box(heading, text, block)):
             continue
         after = _following_in(block, heading)
+        if has_chapters(after):
+            continue  # "Topics" over time-coded lines: the episode's chapters, notes
         size = _length(heading) + sum(_length(tag) for tag in after)
         if size > budget or any(_holds(tag, keep) for tag in [heading, *after]):
             return
@@ -272,9 +274,12 @@ def _trim_tail_sections(
 
 #: Headings of a box of the episode's people, and the class words of such a box.
 PEOPLE_HEADING_RE = re.compile(
-    r"(featured )?(guests?|gäste?|invités?|invitados?|ospiti|people|participants)\s*:?", re.I
+    r"((featured )?(guests?|gäste?|invités?|invitados?|ospiti|people|participants)"
+    r"|(the |das |el |l')?(team|équipe|equipo|crew|credits))\s*:?",
+    re.I,
 )
 PEOPLE_BOX_WORDS = frozenset({"guest", "guests", "people", "participants", "persons"})
+PEOPLE_BOX_WORDS |= {"credits", "team", "crew"}
 
 
 def _opens_people_box(heading: Tag, text: str, block: Tag) -> bool:
@@ -288,6 +293,22 @@ def _opens_people_box(heading: Tag, text: str, block: Tag) -> bool:
         return False
     found = {w for token in naming(box).split() for w in re.split(r"[-_]+", token)}
     return not PEOPLE_BOX_WORDS.isdisjoint(found)
+
+
+#: A line that opens with a time code: a chapter ("(02:41) – The funnel", "12:30 Intro").
+CHAPTER_LINE_RE = re.compile(r"[(\[]?\d{1,2}:\d{2}(:\d{2})?[)\]]?\s*[-–—:|]?\s*\w")
+
+
+def has_chapters(section: list[Tag]) -> bool:
+    """Whether two or more lines of ``section`` open with a time code."""
+    lines = 0
+    for tag in section:
+        for line in [tag, *tags(tag, "li", "p")]:
+            if line.name in ("li", "p") and CHAPTER_LINE_RE.match(collapse(line.get_text())):
+                lines += 1
+                if lines >= 2:
+                    return True
+    return False
 
 
 def _is_heading_line(tag: Tag, text: str) -> bool:

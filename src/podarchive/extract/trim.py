@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from bs4.element import Tag
 
-from podarchive.extract.lines import MEDIA_EXTENSIONS, PHOTO_CREDIT_RE
+from podarchive.extract.lines import ACTION_RE, MEDIA_EXTENSIONS, PHOTO_CREDIT_RE
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
@@ -265,6 +265,17 @@ def _is_credited_caption(tag: Tag) -> bool:
     return len(text) <= MAX_CAPTION_CHARS and PHOTO_CREDIT_RE.search(text) is not None
 
 
+def _is_action_row(text: str, anchors: list[Tag]) -> bool:
+    """A row of two or more links that are each a player's or a post's action ("Download MP3",
+    "Share", "Transcript"), with nothing but separators between them."""
+    if len(anchors) < 2:
+        return False
+    labels = [collapse(anchor.get_text()) for anchor in anchors]
+    if not all(ACTION_RE.fullmatch(label) for label in labels):
+        return False
+    return len(text) - sum(len(label) for label in labels) <= 2 * len(labels)
+
+
 def _is_furniture_line(tag: Tag) -> bool:
     text = collapse(tag.get_text())
     if not text:
@@ -276,6 +287,8 @@ def _is_furniture_line(tag: Tag) -> bool:
     if len(text) <= MAX_NOTICE_CHARS and CLIPBOARD_RE.search(text):
         return True
     anchors = [a for a in tags(tag, "a") if attr(a, "href")]
+    if _is_action_row(text, anchors):
+        return True
     if not anchors or not all(MEDIA_URL_RE.match(attr(a, "href").strip()) for a in anchors):
         return False
     outside = len(text) - sum(len(collapse(a.get_text())) for a in anchors)
