@@ -438,3 +438,48 @@ def test_the_teams_own_box_ends_the_notes() -> None:
         " Delacroix, production</li><li>Théo Gaillac, réalisation</li></ul></section></article>"
     )
     assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+# --- structured data: plain-text URLs, an app's own JSON state, the run's first lines ----------
+
+
+def test_urls_written_in_a_plain_text_description_become_links() -> None:
+    description = f"{PROSE}\\nThe route map: https://maps.example.net/route.\\n{MORE}"
+    state = (
+        '<script>var ytInitialPlayerResponse = {"videoDetails": {"shortDescription": '
+        f'"{description}"}}}};</script>'
+    )
+    notes = notes_of("<div id='app'></div>" + state)
+    assert notes.method == "app-state"
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+    assert "route map: https://maps.example.net/route." in notes.text
+
+
+def test_an_apps_own_json_state_with_an_html_description_is_read() -> None:
+    html = f"<p>{PROSE}</p><p>{MORE} See {LINK}.</p>"
+    state = {"entities": {"items": {"episode:1": {"htmlDescription": html}}}}
+    script = f"<script id='initial-state' type='application/json'>{json.dumps(state)}</script>"
+    teaser = f"<main><h1>Lighthouses</h1><p>{PROSE[:90]} …</p></main>"
+    notes = notes_of(teaser + script)
+    assert notes.method == "app-state"
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_a_json_script_without_a_notes_field_is_not_parsed_as_notes() -> None:
+    state = {"session": {"accessToken": "", "description": "A long session description " * 9}}
+    script = f"<script id='session' type='application/json'>{json.dumps(state)}</script>"
+    notes = notes_of(f"<article><h1>Lighthouses</h1><p>{PROSE}</p></article>{script}")
+    assert notes.text == PROSE
+
+
+def test_the_feeds_run_does_not_start_at_the_shows_link_or_a_meta_line() -> None:
+    feed = f"<p>{PROSE}</p><p>{MORE}</p><p>Harbour Hours Lighthouse Stories is ad-free.</p>"
+    body = (
+        "<main><div class='headings'><h1>Lighthouse keepers</h1><div class='subtitles'>"
+        "<a href='/show'>"
+        "Harbour Hours Lighthouse Stories</a></div><div class='meta'><span>38 min</span>"
+        f" <span>Explicit</span></div></div><div class='paragraph'>{feed}</div></main>"
+    )
+    notes = notes_of(body, feed=feed)
+    assert notes.text.startswith("Nora and Ilse")
+    assert notes.links == ()

@@ -274,11 +274,29 @@ def from_description(
     )
 
 
+#: A URL written out in a plain-text description, which its platform shows as a link.
+_TEXT_URL_RE = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
+
+
 def _as_html(reference: str) -> str:
+    """A structured description as HTML: as it is where it is HTML; else a paragraph a line,
+    its written-out URLs made links (the platform shows them so: YouTube, Spotify)."""
     if "<" in reference:
         return reference
     paragraphs = [p for p in reference.split("\n") if p.strip()]
-    return "".join(f"<p>{html_lib.escape(p.strip())}</p>" for p in paragraphs)
+    return "".join(f"<p>{_linked(p.strip())}</p>" for p in paragraphs)
+
+
+def _linked(line: str) -> str:
+    out: list[str] = []
+    last = 0
+    for match in _TEXT_URL_RE.finditer(line):
+        url = match.group(0)
+        out.append(html_lib.escape(line[last : match.start()]))
+        out.append(f'<a href="{html_lib.escape(url)}">{html_lib.escape(url)}</a>')
+        last = match.end()
+    out.append(html_lib.escape(line[last:]))
+    return "".join(out)
 
 
 def _inside(text: str, reference: list[str]) -> bool:

@@ -35,7 +35,7 @@ TEASER_RATIO = 1.4
 MIN_CUT_TOKENS = 12
 CUT_SHARE = 0.85
 #: A link of at most this many tokens that opens the run is post meta, not the notes' start.
-LINK_LABEL_TOKENS = 3
+LINK_LABEL_TOKENS = 6
 #: The container grows to a parent holding at most this many times the run's text.
 CONTAINER_GROWTH = 1.1
 #: ... and at most this many levels up.
@@ -93,9 +93,12 @@ def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozense
     if best is None:
         return None
     _, first, last, hits, size = best
-    while first < last and _is_lead_label(strings[first]):
-        found = tokens(strings[first])  # the headline, or a category link, before the notes
-        hits -= sum(1 for token in found if token in wanted)
+    while first < last:
+        found = tokens(strings[first])  # the headline, a category or show link, before the
+        good = sum(1 for token in found if token in wanted)  # notes; or a line with none of
+        if good and not _is_lead_label(strings[first]):  # their words ("38 min Explicit")
+            break
+        hits -= good
         size -= len(found)
         first += 1
     for found in reversed(_stale_tail(strings[first : last + 1], wanted)):

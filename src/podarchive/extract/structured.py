@@ -33,6 +33,8 @@ NOTES_KEYS = frozenset(
     | {"contenthtml", "content_html", "notes_html", "noteshtml"}
 )
 _STATE_IDS = frozenset({"__NEXT_DATA__", "__NUXT_DATA__"})
+#: A notes field's name, quoted as a JSON key.
+_NOTES_KEY_RE = re.compile(r'"(' + "|".join(sorted(NOTES_KEYS)) + r')"\s*:', re.I)
 _STATE_PREFIXES = (
     "window.__NUXT__",
     "window.__APOLLO_STATE__",
@@ -72,6 +74,7 @@ def has_structured_data(text: str) -> bool:
         "ld+json" in text
         or "og:description" in text
         or any(marker in text for marker in _STATE_MARKERS)
+        or "application/json" in text
     )
 
 
@@ -167,6 +170,10 @@ def _state_data(tag: Tag) -> object | None:
     script is read up to the end of its value."""
     if attr(tag, "id") in _STATE_IDS:
         text, start = tag.get_text(), 0
+    elif attr(tag, "type").lower() == "application/json":
+        text, start = tag.get_text(), 0  # an app's own state ("initial-state"): read only
+        if not _NOTES_KEY_RE.search(text):  # where it names a notes field
+            return None
     else:
         text = tag.get_text().strip()
         if not text.startswith(_STATE_PREFIXES):
