@@ -200,10 +200,13 @@ def _holds_landmark(tag: Tag) -> bool:
     (with text enough not to be a card's summary) inside it: a page's wrapper
     ("share-container") is never furniture. Asked only of tags about to go, which are small
     but for such wrappers."""
-    found = tag.find_all(_is_landmark)
-    if any(not names_summary(landmark) for landmark in found):
-        return True
-    return len(found) == 1  # several summaries: other episodes' cards in a sidebar
+    summaries = 0
+    for node in tag.descendants:
+        if isinstance(node, Tag) and _is_landmark(node):
+            if not names_summary(node):
+                return True
+            summaries += 1
+    return summaries == 1  # several summaries: other episodes' cards in a sidebar
 
 
 def _is_landmark(tag: Tag) -> bool:
@@ -261,11 +264,13 @@ def _is_named(tag: Tag) -> bool:
 def naming(tag: Tag) -> str:
     """The names ``tag`` gives itself, lower case: its classes, its id and its component
     attributes (a camel-case component name split: "episodeDescription" → "episode-description")."""
+    attrs = tag.attrs
     joined = attr(tag, "class") + " " + attr(tag, "id")
-    for name in COMPONENT_ATTRS:
-        value = tag.attrs.get(name)
-        if isinstance(value, str):
-            joined += " " + _CAMEL_RE.sub("-", value)
+    if len(attrs) > 1 or (attrs and "class" not in attrs and "id" not in attrs):
+        for name in COMPONENT_ATTRS:
+            value = attrs.get(name)
+            if isinstance(value, str):
+                joined += " " + _CAMEL_RE.sub("-", value)
     return joined.lower()
 
 
