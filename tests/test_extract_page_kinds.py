@@ -483,3 +483,87 @@ def test_the_feeds_run_does_not_start_at_the_shows_link_or_a_meta_line() -> None
     notes = notes_of(body, feed=feed)
     assert notes.text.startswith("Nora and Ilse")
     assert notes.links == ()
+
+
+# --- round three: what real set 4 showed ---------------------------------------------------------
+
+
+def test_an_archive_of_older_episodes_goes_however_long() -> None:
+    archive = "".join(
+        f"<li><a href='/episode-{n}-keepers-and-lamps/'>Episode {n}: “Keepers and lamps, part"
+        f" {n}” mit Gast {n}</a></li>"
+        for n in range(1, 18)
+    )
+    body = (
+        f"<article><h1>Folge 18</h1><div class='entry-content'><p>{PROSE} {LINK}.</p>"
+        f"<div class='su-spoiler'><div class='su-spoiler-title' role='button'><span></span>"
+        f"Ältere Podcast-Folgen</div><div class='su-spoiler-content'><ul>{archive}</ul></div>"
+        "</div><p>Abonniere doch am besten unseren Podcast-Feed:</p></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE} the supply boat's route map."
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_own_episode_links_under_a_heading_of_the_notes_stay() -> None:
+    mentioned = "".join(
+        f"<li><a href='/episodes/{n}'>Episode {n}: the keepers</a></li>" for n in range(5)
+    )
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='entry-content'><p>{PROSE}</p>"
+        f"<h3>Mentioned in this episode</h3><ul>{mentioned}</ul></div></article>"
+    )
+    assert len(notes_of(body).links) == 5
+
+
+def test_the_title_again_a_counter_and_tag_chips_under_the_notes_go() -> None:
+    body = (
+        f"<article><h1>Lighthouse keepers of the coast</h1><div class='entry-content'>"
+        f"<p>{PROSE}</p><p>{MORE}</p><p>Lighthouse keepers of the coast</p>"
+        "<p><a class='rounded-label' href='/podcasts-historia_1.html'>historia</a>"
+        " <a class='rounded-label' href='/podcasts-faros_2.html'>faros</a></p>"
+        "<p>Este audio le gusta a: 187 usuarios</p><div><a href='#'>Mostrar Ocultar</a></div>"
+        "</div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+    assert notes.links == ()
+
+
+def test_the_sites_licence_box_ends_the_notes() -> None:
+    body = (
+        f"<main><div class='episode'><p>{PROSE}</p><p>{MORE}</p></div><div class='about'>"
+        "<h2>Atribuição e licenças</h2><p>O website é produzido por Tiago e o código está"
+        " licenciado nos termos da <a href='https://example.org/LICENSE'>Licença MIT</a>.</p>"
+        "</div></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+    assert notes.links == ()
+
+
+def test_a_lead_far_below_the_headline_in_its_header_is_found() -> None:
+    clutter = "".join(
+        f"<span class='post-meta-item'><span class='icon'><i class='fa'></i></span>"
+        f"<span class='post-meta-item-text'>meta {n}</span></span>"
+        for n in range(20)
+    )
+    lead = "我们经常可以看到在咸鱼拼多多里面看到便宜市场价7折甚至更低折扣的产品，而这些卖家的货源渠道到底是哪里的来的呢？"
+    body = (
+        "<div role='dialog' class='cookie'><h1>Your privacy</h1><p>We use cookies.</p></div>"
+        f"<article><header class='post-header'><h1>#5 货源</h1><div class='post-meta'>{clutter}"
+        f"</div><div class='post-description'>{lead}</div></header>"
+        f"<div class='post-body'><p>{PROSE}</p></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{lead}\n\n{PROSE}"
+
+
+def test_a_teaser_card_outside_the_headlines_block_is_no_lead() -> None:
+    body = (
+        f"<div><article><div><h1>Lighthouses</h1></div><div class='storytext'><p>{PROSE}</p>"
+        "</div></article></div><aside class='more'><article class='item'><h2><a href='/x'>"
+        "Another story</a></h2><p class='teaser'>Low water has revealed boats, bones and a"
+        " landing craft from the war.</p></article></aside>"
+    )
+    assert notes_of(body).text == PROSE

@@ -105,7 +105,7 @@ def trim_tail(
     """Remove the show's sections and site links that close ``block``; never a text node of
     ``keep``."""
     budget = MAX_TRIMMED_SHARE * _length(block)
-    _trim_tail_sections(block, names, budget, keep)
+    _trim_tail_sections(block, names, budget, keep, own_domain)
     budget = MAX_TRIMMED_SHARE * _length(block)
     spared = _sparing(lambda tag: _is_tail_link_line(tag, names, own_domain), keep)
     _trim(block, lambda tag: _is_picture(tag) or spared(tag), budget, first=False)
@@ -248,7 +248,7 @@ def _link_share(tag: Tag, text: str) -> float:
 
 
 def _trim_tail_sections(
-    block: Tag, names: AbstractSet[str], budget: float, keep: frozenset[int]
+    block: Tag, names: AbstractSet[str], budget: float, keep: frozenset[int], own_domain: str
 ) -> None:
     """Cut from the last heading that opens a show's section (and all after it), at any depth
     under ``block``, while what is cut stays within ``budget``. A short line alone in its
@@ -266,7 +266,8 @@ def _trim_tail_sections(
         if has_chapters(after):
             continue  # "Topics" over time-coded lines: the episode's chapters, notes
         size = _length(heading) + sum(_length(tag) for tag in after)
-        if size > budget or any(_holds(tag, keep) for tag in [heading, *after]):
+        over = size > budget and not _only_own_links(after, own_domain)  # an archive list
+        if over or any(_holds(tag, keep) for tag in [heading, *after]):
             return
         for tag in [heading, *after]:
             tag.extract()
@@ -341,6 +342,11 @@ def _is_card_list(tag: Tag) -> bool:
     return bool(items) and all(has_linked_heading(item, _HEADINGS) for item in items)
 
 
+#: The title repeated under the notes has at least this many words (a one-word line, "Thanks",
+#: may share a word with it by chance).
+MIN_TITLE_WORDS = 3
+
+
 def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bool:
     text = collapse(tag.get_text())
     if tag.name in ("ul", "ol"):
@@ -353,12 +359,54 @@ def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bo
         return False
     if TAIL_LINK_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text):
         return True
+    if len(words(text)) >= MIN_TITLE_WORDS and words(text) <= names:
+        return True  # the episode's title again, under the notes
+    if COUNTER_RE.search(text) and len(text) <= MAX_LINE_HEADING_CHARS:
+        return True  # "187 likes", "Este audio le gusta a: 187 usuarios"
+    if _is_chip_line(tag, text, own_domain):
+        return True  # the post's tags
     anchors = [a for a in tags(tag, "a") if attr(a, "href")]
     if tag.name == "a":
         anchors = [tag]
     if not anchors or _link_share(tag, text) < LINK_LINE_SHARE or not words(text) <= names:
         return False  # a line of links back to the show ("Weather Desk", "All episodes")
     return all(_is_own(attr(a, "href"), own_domain) for a in anchors)
+
+
+#: A line that counts the post's likes, plays or comments.
+COUNTER_RE = re.compile(
+    r"\b\d[\d.,]*\s*(likes?|plays?|listens?|views?|comments?|usuarios|personas|me gusta"
+    r"|reproducciones|escuchas|comentarios|kommentare|personen|wiedergaben|écoutes|j'aime)\b"
+    r"|\b(le gusta a|gefällt|liked by|aiment)\b.{0,20}\d",
+    re.I,
+)
+
+
+def _is_chip_line(tag: Tag, text: str, own_domain: str) -> bool:
+    """Two or more short links to the site's own pages and nothing else: tag chips."""
+    anchors = [a for a in tags(tag, "a") if attr(a, "href")]
+    if len(anchors) < 2 or _link_share(tag, text) < 0.9:
+        return False
+    return all(
+        _is_own(attr(a, "href"), own_domain)
+        and len(_WORD_RE.findall(collapse(a.get_text()))) <= CHIP_WORDS
+        for a in anchors
+    )
+
+
+#: Text outside the links of a list of the site's own pages is at most this share of it.
+OWN_LINKS_SHARE = 0.1
+
+
+def _only_own_links(section: list[Tag], own_domain: str) -> bool:
+    """Whether ``section`` is nothing but links to the site's own pages (an archive of other
+    episodes): it may go whatever its length."""
+    anchors = [a for tag in section for a in tags(tag, "a")]
+    if len(anchors) < 3 or not all(_is_own(attr(a, "href"), own_domain) for a in anchors):
+        return False
+    total = sum(_length(tag) for tag in section)
+    inside = sum(len(collapse(a.get_text())) for a in anchors)
+    return total - inside <= OWN_LINKS_SHARE * total
 
 
 def _is_own(href: str, own_domain: str) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import islice
 
 from bs4.element import Tag
 
@@ -30,7 +31,9 @@ FURNITURE_TEXT_RE = re.compile(
     r"|podcast:\s*play in new window(\s*\|\s*download)?(\s*\(.*\))?(\s*\|\s*embed)?"
     r"|play in new window(\s*\|\s*download)?|download( episode)?|share|embed"
     r"|leer más|ver más|mostrar más|mehr lesen|mehr anzeigen|lire la suite|lire plus"
-    r"|show more|see more|continua a leggere|leia mais)",
+    r"|show more|see more|continua a leggere|leia mais"
+    r"|(mostrar|show|afficher|anzeigen)\s*/?\s*(ocultar|hide|masquer|verbergen)"
+    r"|show less|see less|ver menos|mostrar menos|weniger anzeigen|afficher moins|leggi meno)",
     re.I,
 )
 #: How an element that opens the post's furniture (after the notes) starts.
@@ -363,26 +366,34 @@ _DECK_CHARS = (40, 600)
 #: A lead shorter than this must end as a sentence does.
 _SHORT_DECK_CHARS = 80
 #: A lead is among this many elements after the headline.
-_DECK_REACH = 60
+_DECK_REACH = 150
+_DECK_HEADLINES = 3
 
 
 def find_deck(body: Tag, page_text: str) -> Tag | None:
-    """The first element after an ``<h1>`` whose class names a lead paragraph, if any.
+    """The first element after an ``<h1>`` (of the first few), within the headline's own
+    block, whose class names a lead paragraph, if any.
 
     ``page_text``, the page's markup in lower case, spares the walk where no such word is.
     """
     if not any(word in page_text for word in DECK_WORDS):
         return None
-    headline = next(tags(body, "h1"), None)
-    if headline is None:
-        return None
+    for headline in islice(tags(body, "h1"), _DECK_HEADLINES):  # a cookie dialog's comes first
+        deck = _deck_after(headline)
+        if deck is not None:
+            return deck
+    return None
+
+
+def _deck_after(headline: Tag) -> Tag | None:
+    scope = _deck_scope(headline)
     seen = 0
     for tag in headline.next_elements:
         if not isinstance(tag, Tag):
             continue
         seen += 1
-        if seen > _DECK_REACH:
-            return None
+        if seen > _DECK_REACH or not any(parent is scope for parent in tag.parents):
+            return None  # past the headline's own block
         if not tag.attrs.get("class") or tag.name == "h1":
             continue
         joined = attr(tag, "class").lower()
@@ -402,7 +413,17 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
 
 
 def _ends_sentence(text: str) -> bool:
-    return text.rstrip()[-1:] in '.!?…:)"”'
+    return text.rstrip()[-1:] in '.!?…:)"”。！？）」'
+
+
+def _deck_scope(headline: Tag) -> Tag:
+    """The block a lead shares with the headline: two levels above it (a header, an article)."""
+    scope = headline
+    for _ in range(2):
+        if scope.parent is None or scope.parent.name in ("body", "html"):
+            break
+        scope = scope.parent
+    return scope
 
 
 def _is_lead(text: str) -> bool:
