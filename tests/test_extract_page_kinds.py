@@ -567,3 +567,83 @@ def test_a_teaser_card_outside_the_headlines_block_is_no_lead() -> None:
         " landing craft from the war.</p></article></aside>"
     )
     assert notes_of(body).text == PROSE
+
+
+# --- round four: what set 9 showed -----------------------------------------------------------
+
+
+def next_data(episode: dict[str, object]) -> str:
+    data = {"props": {"pageProps": {"episode": episode}}}
+    return f"<script id='__NEXT_DATA__' type='application/json'>{json.dumps(data)}</script>"
+
+
+def test_a_plain_json_summary_gives_way_to_the_longer_notes_on_the_page() -> None:
+    summary = f"{' '.join(PROSE.split()[:13])} the coast. They explain the fog."
+    body = (
+        f"<main><h1>Lighthouses</h1><div class='css-1x2y3z'><p>{PROSE}</p>"
+        f"<p>{MORE} See {LINK}.</p></div></main>" + next_data({"description": summary})
+    )
+    notes = notes_of(body)
+    assert notes.text.startswith(PROSE)
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_a_plain_json_description_is_the_notes_when_the_page_shows_none() -> None:
+    body = "<main><div id='player'></div></main>" + next_data({"description": PROSE})
+    notes = notes_of(body)
+    assert notes.text == PROSE
+    assert notes.extractor == "simplecast"
+
+
+def test_a_footer_named_for_the_notes_inside_the_post_is_kept() -> None:
+    body = (
+        "<div class='layout'><article class='post-show'><h1>Boxing Day derby</h1>"
+        "<div class='meta'>26 Dec 2023 · 48 mins</div>"
+        f"<footer class='post-show__description'><p>{PROSE}</p></footer></article>"
+        "<aside><h3>More episodes</h3><ul><li><a href='/posts/1'>Christmas quiz</a> 20 Dec"
+        "</li><li><a href='/posts/2'>Draw reaction</a> 13 Dec</li></ul></aside></div>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_tags_and_comments_headings_end_the_notes() -> None:
+    body = (
+        f"<main><h1>Il prezzo del grano</h1><div class='Cu4ob'><div class='xP8ra'>{PROSE}</div>"
+        "</div><div class='Cu4ob'><h2>Tag</h2><div><a href='/tag/pasta'>pasta</a></div></div>"
+        "<section class='Cu4ob'><h2>Commenti (3)</h2><ul><li><strong>marta_b</strong><p>Puntata"
+        " bellissima, finalmente qualcuno che spiega come funzionano i listini del grano duro."
+        "</p></li></ul></section></main>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_an_episode_in_window_state_gives_its_html_description() -> None:
+    episode = {
+        "title": "Ep 88",
+        "duration": 4001,
+        "description": f"<p>{PROSE}</p><p>{MORE} See {LINK}.</p>",
+    }
+    state = {"station": {"podcastName": "Two Dads"}, "episodePreview": episode}
+    script = f"<script>window.__STATE__ = {json.dumps(state)};</script>"
+    body = f"<main><h1>Ep 88</h1><p class='clamp'>{PROSE[:80]}…</p></main>{script}"
+    notes = notes_of(body)
+    assert notes.method == "app-state"
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_the_feeds_run_does_not_open_on_a_header_the_notes_repeat() -> None:
+    feed = (
+        f"<p>{PROSE}</p><p>Listen to Harbour Hours ad-free on Harbour+. Start your trial in"
+        " the Harbour App, Apple Podcasts or Spotify.</p>"
+    )
+    body = (
+        "<main><div class='sc-1'><span>Listen on</span><a href='https://podcasts.apple.com/x'>"
+        "Apple Podcasts</a><a href='https://open.spotify.com/show/x'>Spotify</a>"
+        "<a href='https://harbourhours.example.org/app/'>Harbour App</a></div>"
+        "<div class='sc-2'><a href='/shows/harbour-hours/'>Harbour Hours: the keepers of the"
+        " northern coast</a><div>Episode 3</div><h1>Lighthouse keepers</h1>"
+        f"<div class='sc-3'>{feed}</div></div></main>"
+    )
+    notes = notes_of(body, feed=feed)
+    assert notes.text.startswith("Nora and Ilse")
+    assert notes.links == ()

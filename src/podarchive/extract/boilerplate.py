@@ -161,8 +161,11 @@ def _unhide(tag: Tag) -> None:
 
 def _is_boilerplate(tag: Tag, inner_sections: bool = False) -> bool:
     """Whether to remove ``tag``."""
-    if inner_sections and tag.name in SECTION_TAGS and tag.find_parent(("main", "article")):
-        pass  # a section's own header or footer: judged by its class below
+    if tag.name in SECTION_TAGS and (inner_sections or names_notes(tag)):
+        if tag.find_parent(("main", "article")) is None:
+            return True
+        # a section's own header or footer (one named for the notes, or on a retry): judged
+        # by its class below
     elif tag.name in BOILERPLATE_TAGS:
         return tag.name != "form" or not _holds_landmark(tag)
     if tag.name in PROTECTED_TAGS:

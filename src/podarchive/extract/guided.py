@@ -92,19 +92,14 @@ def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozense
             best = (score, start, index, hits, size)
     if best is None:
         return None
-    _, first, last, hits, size = best
-    while first < last:
-        found = tokens(strings[first])  # the headline, a category or show link, before the
-        good = sum(1 for token in found if token in wanted)  # notes; or a line with none of
-        if good and not _is_lead_label(strings[first]):  # their words ("38 min Explicit")
+    _, first, last, _, _ = best
+    while first < last:  # the headline, a category or show link before the notes; or a line
+        found = tokens(strings[first])  # with none of their words ("38 min Explicit")
+        if any(token in wanted for token in found) and not _is_lead_label(strings[first]):
             break
-        hits -= good
-        size -= len(found)
         first += 1
-    for found in reversed(_stale_tail(strings[first : last + 1], wanted)):
-        hits -= sum(1 for token in found if token in wanted)  # what only repeats the notes'
-        size -= len(found)  # words (other episodes' cards of the same show) is not theirs
-        last -= 1
+    first, last = _without_repeats(strings, first, last, wanted)
+    hits, size = _counts(strings[first : last + 1], wanted)
     coverage = min(1.0, hits / len(reference))
     if coverage < MIN_COVERAGE or hits < MIN_PRECISION * size:
         return None
@@ -112,31 +107,62 @@ def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozense
     return Span(strings[first], strings[last], hits, size, coverage, inside)
 
 
-#: A string at the run's end is stale when under this share of its tokens are the
-#: reference's not yet matched by the run before it.
+#: A string at an end of the run only repeats it when under this share of its tokens are
+#: the reference's not yet matched by the rest of the run.
 FRESH_SHARE = 0.5
+#: ... and a header's line has at most this many tokens (a paragraph of CJK text, a token a
+#: character, shares most of its characters with the rest however new it is).
+HEADER_TOKENS = 12
 
 
-def _stale_tail(run: list[NavigableString], wanted: Counter[str]) -> list[list[str]]:
-    """The tokens of the strings that end ``run`` and add little of the reference: their
-    words are ones the run already matched as often as the reference has them."""
+def _without_repeats(
+    strings: list[NavigableString], first: int, last: int, wanted: Counter[str]
+) -> tuple[int, int]:
+    """The run ``first``..``last`` less the strings at either end that only repeat words the
+    rest of it matched as often as the reference has them: other episodes' cards of the same
+    show after the notes, the page's header ("Listen on Apple Podcasts", the show's name)
+    before them. Read outwards from the string that matches most of the reference."""
+    found = [tokens(string) for string in strings[first : last + 1]]
+    matched = _fresh_counts(found, wanted)
+    core = max(range(len(found)), key=lambda index: matched[index])
+    after = _fresh_counts(found[core:], wanted)
+    end = len(found) - 1
+    while end > core and after[end - core] < FRESH_SHARE * len(found[end]):
+        end -= 1
+    before = _fresh_counts(found[: end + 1][::-1], wanted)[::-1]
+    start = 0
+    while (
+        start < core
+        and len(found[start]) <= HEADER_TOKENS
+        and before[start] < FRESH_SHARE * len(found[start])
+    ):
+        start += 1
+    return first + start, first + end
+
+
+def _fresh_counts(run: list[list[str]], wanted: Counter[str]) -> list[int]:
+    """For each string's tokens, how many match reference tokens not yet matched by the
+    strings before it (each reference token matched at most as often as it occurs)."""
     used: Counter[str] = Counter()
-    fresh: list[tuple[list[str], int]] = []
-    for string in run:
-        found = tokens(string)
+    fresh: list[int] = []
+    for found in run:
         new = 0
         for token in found:
             if used[token] < wanted[token]:
                 used[token] += 1
                 new += 1
-        fresh.append((found, new))
-    stale: list[list[str]] = []
-    while len(fresh) - len(stale) > 1:
-        found, new = fresh[len(fresh) - len(stale) - 1]
-        if new >= FRESH_SHARE * len(found):
-            break
-        stale.append(found)
-    return stale
+        fresh.append(new)
+    return fresh
+
+
+def _counts(run: list[NavigableString], wanted: Counter[str]) -> tuple[int, int]:
+    """The run's tokens found in the reference, and all its tokens."""
+    hits = size = 0
+    for string in run:
+        found = tokens(string)
+        hits += sum(1 for token in found if token in wanted)
+        size += len(found)
+    return hits, size
 
 
 def _is_lead_label(string: NavigableString) -> bool:

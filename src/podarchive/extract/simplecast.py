@@ -43,12 +43,32 @@ def notes(page: Page) -> PageNotes | None:
     text = page.text
     if _NEXT_DATA_ID in text and '"episode"' in text:  # worth a scripts-only parse first
         found = _next_data_notes(text, page.url)
+        if found is not None and "<" not in found.html and _shown_longer(page, found.text):
+            return None  # a plain summary in the JSON, the full notes in the page: generic's
         if found is not None:
             return found
     episode = _next_data_episode(page.soup)
     if episode is None and not _on_simplecast(text, page.url):
         return None
     return _simplecast_notes(page.soup, episode, page.base_url)
+
+
+#: The opening words of a plain JSON description looked for in the page's text.
+OPENING_WORDS = 12
+
+
+def _shown_longer(page: Page, summary: str) -> bool:
+    """Whether the page's visible text opens like ``summary`` and goes on for longer: the JSON
+    has a summary, the page the notes."""
+    body = page.soup.body
+    if body is None:
+        return False
+    shown = " ".join(body.get_text(" ").split())
+    opening = " ".join(summary.split()[:OPENING_WORDS])
+    start = shown.find(opening)
+    if start < 0:
+        return False
+    return len(shown) - start > 2 * len(summary)
 
 
 def _on_simplecast(text: str, url: str) -> bool:

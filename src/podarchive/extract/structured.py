@@ -42,6 +42,7 @@ _STATE_PREFIXES = (
     "var ytInitialPlayerResponse",
     "window.ytInitialPlayerResponse",
     "window.__sc_hydration",
+    "window.__STATE__",
 )
 _STATE_MARKERS = (
     "__NEXT_DATA__",
@@ -50,6 +51,7 @@ _STATE_MARKERS = (
     "__INITIAL_STATE__",
     "ytInitialPlayerResponse",
     "__sc_hydration",
+    "__STATE__",
 )
 #: Fields (lower case) of app state that hold an episode's notes as plain text (a video
 #: page's description), taken when at least :data:`MIN_PLAIN_CHARS` long.
@@ -210,6 +212,17 @@ def _script_notes(script: _Script) -> list[str]:
     return found
 
 
+#: Keys (lower case) of an app-state node that make it an episode: a title and its audio or
+#: its length. Its HTML ``description`` is then the episode's notes (Anchor's ``__STATE__``).
+_TITLE_KEYS = frozenset({"title", "name"})
+_MEDIA_KEYS = frozenset({"duration", "enclosureurl", "enclosure_url", "audiourl", "audio_url"})
+
+
+def _is_media_node(node: dict[str, object]) -> bool:
+    keys = {key.lower() for key in node}
+    return not keys.isdisjoint(_TITLE_KEYS) and not keys.isdisjoint(_MEDIA_KEYS)
+
+
 def _state_notes(data: object) -> list[str]:
     """The notes fields of an app state: HTML values of :data:`NOTES_KEYS`, and plain-text
     values of :data:`PLAIN_NOTES_KEYS` (as text, one paragraph a line)."""
@@ -218,11 +231,12 @@ def _state_notes(data: object) -> list[str]:
     found: list[str] = []
     for node in _walk(data, _MAX_STATE_NODES):
         episode = node.get("kind") in EPISODE_KINDS
+        media = _is_media_node(node)
         for key, value in node.items():
             if not isinstance(value, str):
                 continue
             lowered = key.lower()
-            html = "<" in value and lowered in NOTES_KEYS
+            html = "<" in value and (lowered in NOTES_KEYS or (media and lowered == "description"))
             plain = lowered in PLAIN_NOTES_KEYS or (episode and lowered == "description")
             if html or (plain and len(value.strip()) >= MIN_PLAIN_CHARS):
                 found.append(value.strip())
