@@ -13,11 +13,12 @@
 Modules: ``decode`` (bytes → text), ``soup`` (the bs4 adapter), ``links``, ``text``,
 ``markup`` (inner HTML), ``page`` (what an extractor gets), ``simplecast``, ``generic`` and
 ``boilerplate``, ``platforms`` (platform furniture), ``transcript`` (on-page transcripts),
-``trim`` (tidying the chosen block), ``edges`` (the episode's header and the show's sections
-around the notes) and ``lines`` (what a line says, by its text), ``structured`` (JSON-LD,
-Open Graph, app state), ``guided`` (the block that carries a reference text), ``assemble``
-(notes from parts or a reference), ``registry``, ``site``. Only ``extract_page`` raises, and only
-:class:`~podarchive.errors.ExtractError`. Every walk over the tree is iterative, so deeply
+``trim`` (tidying the chosen block), ``lead`` (the lead paragraph it left out), ``edges``
+(the episode's header and the show's sections around the notes) and ``lines`` (what a line
+says, by its text), ``structured`` (JSON-LD, Open Graph, app state), ``guided`` (the block
+that carries a reference text), ``assemble`` (notes from parts or a reference), ``registry``,
+``site``. Only ``extract_page`` raises, and only :class:`~podarchive.errors.ExtractError`.
+Every walk over the tree is iterative, so deeply
 nested pages cannot exhaust the recursion limit.
 """
 

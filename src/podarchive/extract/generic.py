@@ -46,6 +46,7 @@ from podarchive.extract.boilerplate import (
 )
 from podarchive.extract.edges import page_names, trim_head, trim_tail
 from podarchive.extract.guided import reference_tokens, tokens
+from podarchive.extract.lead import find_deck, summary_lead, with_deck
 from podarchive.extract.page import Page
 from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.structured import (
@@ -56,7 +57,7 @@ from podarchive.extract.structured import (
 )
 from podarchive.extract.text import INVISIBLE_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from podarchive.extract.transcript import cut_transcript
-from podarchive.extract.trim import find_deck, split_siblings, summary_lead, with_deck
+from podarchive.extract.trim import split_siblings
 from podarchive.types import PageNotes
 from podarchive.urls import domain_of
 

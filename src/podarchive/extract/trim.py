@@ -8,16 +8,14 @@
   once prose came before it.
 * :func:`split_siblings` — the block's siblings that continue it: same element and first class,
   with only empty siblings (an embed, an image) between (notes split by a player).
-* :func:`find_deck` and :func:`with_deck` — the lead paragraph under the headline (a "dek",
-  "standfirst", "subtitle"), looked for before the furniture goes, put before the notes when
-  the block left it out.
+* :func:`repeated_cards` — other pages' cards by their shape, whatever their class.
+
+The lead paragraph under the headline is :mod:`.lead`'s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from itertools import islice
 
 from bs4.element import Tag
 
@@ -65,7 +63,7 @@ RELATED_HEADING_RE = re.compile(
 )
 #: Classes of teaser cards (other episodes, other articles).
 CARD_CLASS_RE = re.compile(r"(^|[\s_-])(teasers?|cards?|tiles?)($|[\s_-])", re.I)
-_CARD_HEADINGS = ("h2", "h3", "h4", "h5")
+CARD_HEADINGS = ("h2", "h3", "h4", "h5")
 #: Elements in a furniture line, and in a card or a contents list, at most.
 _MAX_LINE_TAGS = 24
 _MAX_CARD_TAGS = 400
@@ -90,7 +88,7 @@ def drop_furniture_lines(block: Tag, own_domain: str = "") -> None:
         for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol", "figure")
         if sizes[id(tag)] <= _MAX_CARD_TAGS
         and (
-            _is_card(tag)
+            is_card(tag)
             or _is_contents(tag)
             or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_furniture_line(tag))
             or (sizes[id(tag)] <= _MAX_LINE_TAGS and _is_credited_caption(tag))
@@ -102,7 +100,7 @@ def drop_furniture_lines(block: Tag, own_domain: str = "") -> None:
         if parent is None:
             continue
         tag.extract()
-        if _is_card(tag):
+        if is_card(tag):
             _drop_emptied(parent, block)
 
 
@@ -117,7 +115,7 @@ def repeated_cards(block: Tag, own_domain: str) -> list[Tag]:
     to another page of the site (relative, or on ``own_domain``), with a short text, that
     come in a set of two or more of the same element and first class. The outermost only."""
     groups: dict[tuple[str, str], list[Tag]] = {}
-    for heading in tags(block, *_CARD_HEADINGS):
+    for heading in tags(block, *CARD_HEADINGS):
         chain = _card_chain(heading, block) if _links_within_site(heading, own_domain) else []
         for element in chain:  # "li > div.c-epi" and a lone "div.c-epi" are the same card
             key = (element.name, next(iter(attr(element, "class").split()), ""))
@@ -151,7 +149,7 @@ def _card_chain(heading: Tag, block: Tag) -> list[Tag]:
             break
         if len(collapse(parent.get_text())) > MAX_CARD_CHARS:
             break
-        if len(parent.find_all(_CARD_HEADINGS, limit=2)) > 1:
+        if len(parent.find_all(CARD_HEADINGS, limit=2)) > 1:
             break
         node = parent
         if node.name in _CARD_TAGS:
@@ -196,7 +194,7 @@ def _contents_paragraphs(block: Tag) -> list[Tag]:
                 continue
             if len(run) >= 2:
                 heading = run[0].find_previous_sibling()
-                if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+                if isinstance(heading, Tag) and heading.name in CARD_HEADINGS:
                     found.append(heading)
                 found += run
             run = []
@@ -210,14 +208,14 @@ def _only_in_page_anchor(paragraph: Tag) -> bool:
     return collapse(anchors[0].get_text()) == collapse(paragraph.get_text())
 
 
-def _is_card(tag: Tag) -> bool:
+def is_card(tag: Tag) -> bool:
     """A teaser card (its class says so, or an ``<article>`` inside the notes) whose heading
     is a link to elsewhere; or a box of links under a "Related episodes" heading."""
     if tag.name == "section" or tag.name == "div":
         first = next(iter(child_tags(tag)), None)  # the box's own heading opens it
         if (
             first is not None
-            and first.name in _CARD_HEADINGS
+            and first.name in CARD_HEADINGS
             and RELATED_HEADING_RE.fullmatch(collapse(first.get_text()))
         ):
             return True
@@ -225,7 +223,7 @@ def _is_card(tag: Tag) -> bool:
         pass  # an <article> inside the notes block: another page's card if its heading links
     elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
-    return has_linked_heading(tag, _CARD_HEADINGS)
+    return has_linked_heading(tag, CARD_HEADINGS)
 
 
 def has_linked_heading(tag: Tag, headings: tuple[str, ...]) -> bool:
@@ -250,7 +248,7 @@ def _is_contents(tag: Tag) -> bool:
     if inside < 0.9 * len(collapse(tag.get_text())):
         return False
     heading = tag.find_previous_sibling()
-    if isinstance(heading, Tag) and heading.name in _CARD_HEADINGS:
+    if isinstance(heading, Tag) and heading.name in CARD_HEADINGS:
         heading.extract()
     return True
 
@@ -351,151 +349,3 @@ def _continued(block: Tag) -> list[Tag]:
                 break
             position += step
     return run
-
-
-#: Class words of a lead paragraph under the headline.
-DECK_WORDS = frozenset(
-    {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
-    | {"description", "teaser", "kicker", "summary"}
-)
-#: Deck words of a subtitle: a lead only when it is a sentence.
-SUBTITLE_WORDS = frozenset({"subtitle", "subheadline", "subhead"})
-#: Class words of a description that is not the episode's: the site's, the show's, an author's.
-NOT_EPISODE_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
-_DECK_CHARS = (40, 600)
-#: A lead shorter than this must end as a sentence does.
-_SHORT_DECK_CHARS = 80
-#: A lead is among this many elements after the headline.
-_DECK_REACH = 150
-_DECK_HEADLINES = 3
-
-
-def find_deck(body: Tag, page_text: str) -> Tag | None:
-    """The first element after an ``<h1>`` (of the first few), within the headline's own
-    block, whose class names a lead paragraph, if any.
-
-    ``page_text``, the page's markup in lower case, spares the walk where no such word is.
-    """
-    if not any(word in page_text for word in DECK_WORDS):
-        return None
-    for headline in islice(tags(body, "h1"), _DECK_HEADLINES):  # a cookie dialog's comes first
-        deck = _deck_after(headline)
-        if deck is not None:
-            return deck
-    return None
-
-
-def _deck_after(headline: Tag) -> Tag | None:
-    scope = _deck_scope(headline)
-    seen = 0
-    for tag in headline.next_elements:
-        if not isinstance(tag, Tag):
-            continue
-        seen += 1
-        if seen > _DECK_REACH or not any(parent is scope for parent in tag.parents):
-            return None  # past the headline's own block
-        if not tag.attrs.get("class") or tag.name == "h1":
-            continue
-        joined = attr(tag, "class").lower()
-        if not any(word in joined for word in DECK_WORDS):
-            continue
-        words = {w for token in joined.split() for w in re.split(r"[-_]+", token)}
-        if DECK_WORDS.isdisjoint(words) or not NOT_EPISODE_WORDS.isdisjoint(words):
-            continue  # no lead, or the site's or the show's own ("site-description")
-        text = collapse(tag.get_text())
-        if tag.find(_CARD_HEADINGS) is not None or _is_card(tag):
-            continue  # a lead has no heading of its own: this is a teaser card
-        if words & DECK_WORDS <= SUBTITLE_WORDS and not _ends_sentence(text):
-            continue  # a subtitle with no end: a second headline, not a lead
-        if _is_lead(text) and _near_headline(tag):
-            return tag
-    return None
-
-
-def _ends_sentence(text: str) -> bool:
-    return text.rstrip()[-1:] in '.!?…:)"”。！？）」'
-
-
-def _deck_scope(headline: Tag) -> Tag:
-    """The block a lead shares with the headline: two levels above it (a header, an article)."""
-    scope = headline
-    for _ in range(2):
-        if scope.parent is None or scope.parent.name in ("body", "html"):
-            break
-        scope = scope.parent
-    return scope
-
-
-def _is_lead(text: str) -> bool:
-    """Whether ``text`` reads as a lead paragraph: long enough, and a sentence where it is
-    short (a short phrase with no end is a subtitle, a second headline)."""
-    if not _DECK_CHARS[0] <= len(text) <= _DECK_CHARS[1]:
-        return False
-    return len(text) >= _SHORT_DECK_CHARS or _ends_sentence(text)
-
-
-def _near_headline(tag: Tag) -> bool:
-    """Whether an ``<h1>`` comes before ``tag`` within a few levels of it."""
-    headline = tag.find_previous("h1")
-    if headline is None:
-        return False
-    near = {id(parent) for parent in list(tag.parents)[:3]}
-    return any(id(parent) in near for parent in list(headline.parents)[:3])
-
-
-def with_deck(
-    parts: list[Tag], deck: Tag | None, tokens_of: Callable[[str], list[str]]
-) -> list[Tag]:
-    """``parts`` with ``deck`` first when they neither hold it nor repeat its words."""
-    if deck is None:
-        return parts
-    above = {id(parent) for parent in deck.parents}
-    if any(part is deck or id(part) in above for part in parts):
-        return parts  # the block holds it
-    chosen = {id(part) for part in parts}
-    if any(id(tag) in chosen for tag in tags(deck)):
-        return parts
-    words = tokens_of(deck.get_text())
-    first = set(tokens_of(" ".join(part.get_text() for part in parts)))
-    if not words or sum(word in first for word in words) >= 0.8 * len(words):
-        return parts  # the notes repeat it
-    return [deck, *parts]
-
-
-#: A lead found by the page's summary: at most this many levels up from the block, looking at
-#: the sibling just before.
-_SUMMARY_LEAD_LEVELS = 3
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
-
-def summary_lead(block: Tag, summary: str, tokens_of: Callable[[str], list[str]]) -> Tag | None:
-    """The element just before ``block`` (or before a wrapper of it, a few levels up) whose
-    text is the page's summary (its meta description): a lead the block left out."""
-    wanted = set(tokens_of(summary))
-    if len(wanted) < 4:
-        return None
-    node = block
-    for _ in range(_SUMMARY_LEAD_LEVELS):
-        before = _previous_with_text(node)
-        if before is not None:
-            found = tokens_of(before.get_text())
-            if not found or len(found) > 2 * len(wanted):
-                return None
-            if before.name in _HEADINGS or not _is_lead(collapse(before.get_text())):
-                return None  # a subtitle, a second headline
-            inside = sum(token in wanted for token in found)
-            if inside >= 0.8 * len(found) and len(set(found) & wanted) >= 0.6 * len(wanted):
-                return before
-            return None
-        parent = node.parent
-        if parent is None or parent.name in ("body", "html"):
-            return None
-        node = parent
-    return None
-
-
-def _previous_with_text(node: Tag) -> Tag | None:
-    for sibling in node.find_previous_siblings():
-        if isinstance(sibling, Tag) and collapse(sibling.get_text()):
-            return sibling
-    return None
