@@ -647,3 +647,67 @@ def test_the_feeds_run_does_not_open_on_a_header_the_notes_repeat() -> None:
     notes = notes_of(body, feed=feed)
     assert notes.text.startswith("Nora and Ilse")
     assert notes.links == ()
+
+
+# --- round five: what real set 5 showed ------------------------------------------------------
+
+
+LONG = f"{PROSE} {MORE} {PROSE.replace('Nora', 'Then Nora')}"
+
+
+def test_a_structured_description_of_the_first_paragraph_leads_to_the_whole_post() -> None:
+    sections = "".join(
+        f"<section><hr><h3>Part {n}</h3><p>{MORE} {n}</p><ul><li>{LINK}</li></ul></section>"
+        for n in (1, 2, 3)
+    )
+    body = (
+        f"<article><h1>Ep 10</h1><div class='post-content'><section><p>{LONG}</p>"
+        f"<p>Read it all on the site.</p></section>{sections}</div></article>"
+    )
+    notes = notes_of(body, head=json_ld(LONG))  # long enough not to be a summary
+    assert notes.text.startswith(LONG)
+    assert "Part 3" in notes.text
+
+
+def test_cjk_lines_count_as_prose_for_the_longer_block() -> None:
+    lead = (
+        "和我一样也是主播的育承有一档叫做足元注意的播客。今天的节目分为两部分，前半部分是工具箱。"
+    )
+    lines = "".join(
+        f"<p>{n}：这是一段关于播客制作流程的详细说明，包括录音、剪辑和发布的经验。</p>"
+        for n in range(8)
+    )
+    body = (
+        f"<article><h1>第十期</h1><div class='post-content'><section><p>{lead}</p></section>"
+        f"<section><h3>时间轴</h3>{lines}</section></div></article>"
+    )
+    notes = notes_of(body, head=json_ld(lead))
+    assert "7：这是一段" in notes.text
+
+
+def test_card_links_wrapping_a_whole_card_go() -> None:
+    cards = "".join(
+        f"<a class='ep-card' href='/episodes/{n}.html'><img src='/{n}.jpg'><div>#{n}"
+        f" Another episode</div><p>Keepers and lamps, episode {n}, with guests.</p></a>"
+        for n in (40, 41)
+    )
+    body = (
+        f"<main><h1>Ep 42</h1><div class='about'><p>{PROSE}</p></div><section><h2>Listen next</h2>"
+        f"<div class='ep-grid'>{cards}</div></section></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == PROSE
+    assert notes.links == ()
+
+
+def test_a_cjk_date_and_an_open_in_app_line_are_not_notes() -> None:
+    body = (
+        "<main><div class='card'><h1>EP12</h1><p class='text-gray'> 2024年2月4日 </p>"
+        f"<div class='prose'><p>{PROSE}</p><p>{MORE}</p>"
+        "<p><a href='https://listen.style/p/magicalfm/ep12'>LISTENで開く</a></p></div></div>"
+        "<section><h2>パーソナリティ</h2><div><p>@michiru_da</p><p>関西人のプロダクトマネージャー"
+        "</p></div></section></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+    assert notes.links == ()

@@ -220,12 +220,20 @@ def more_notes(found: PageNotes, matched: PageNotes) -> bool:
     """Whether ``found`` holds sentences enough beyond ``matched`` to be longer notes than the
     feed's summary leads to (else ``matched`` is the notes and the rest of ``found`` furniture)."""
     seen = set(matched.text.splitlines())
-    extra = sum(
-        len(line)
-        for line in found.text.splitlines()
-        if line not in seen and len(line) >= MIN_SENTENCE_CHARS and SENTENCE_END_RE.search(line)
-    )
-    return extra >= max(MORE_NOTES_CHARS, len(matched.text) // 2)
+    extra = 0
+    for line in found.text.splitlines():
+        size = _weight(line)
+        if line not in seen and size >= MIN_SENTENCE_CHARS and SENTENCE_END_RE.search(line):
+            extra += size
+    return extra >= max(MORE_NOTES_CHARS, _weight(matched.text) // 2)
+
+
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def _weight(text: str) -> int:
+    """The length of ``text``, a CJK character counting twice (it says what a word does)."""
+    return len(text) + len(_CJK_RE.findall(text))
 
 
 #: A line of at least this many characters with a sentence's end is prose.

@@ -122,8 +122,8 @@ def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
         matched = from_feed(
             body, described.text, page.base_url, transcript, described.method, names
         )
-        if matched is not None and not is_summary(described.text):
-            return matched
+        if matched is not None and feed and not is_summary(described.text):
+            return matched  # the feed's notes: the page's notes are where they are
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:

@@ -29,7 +29,9 @@ META_PART_RE = re.compile(
     r"|\b(episode|ep|folge|episodio|épisode|season|staffel|temporada|saison|part|teil)\b\.?\s*\d+"
     r"|\bs\d+\s*e\d+\b|#\d+|\b(et|est|cet|utc|gmt|pt|pst|edt)\b"
     r"|\b(published|updated|aired|posted|veröffentlicht|publicado|publié)( on| am| el| le)?\b"
-    r"|\b(today|yesterday|heute|gestern|hoy|ayer)\b|[•·|—–/-]",
+    r"|\b(today|yesterday|heute|gestern|hoy|ayer)\b|[•·|—–/-]"
+    r"|\d{4}\s*[年년]\s*\d{1,2}\s*[月월]\s*(\d{1,2}\s*[日일])?|\d{1,2}\s*[月월]\s*\d{1,2}\s*[日일]"
+    r"|\d+\s*(分钟|分|秒|小时|時間|분|시간)",
     re.I,
 )
 #: How a line of platform badges opens ("Available on Spotify Apple Podcasts").
@@ -73,6 +75,7 @@ PODCAST_APPS = (
     "ivoox.com",
     "podimo.com",
     "xiaoyuzhoufm.com",
+    "listen.style",
 )
 #: A media file's path: a download badge.
 MEDIA_EXTENSIONS = "mp3|m4a|aac|ogg|oga|opus|wav|flac|mp4|m4v"
@@ -100,6 +103,7 @@ TAIL_HEADING_RE = re.compile(
     r"|(ältere|vorherige|frühere|letzte|weitere) (podcast-?)?(folgen|episoden)"
     r"|épisodes précédents|episodi precedenti"
     r"|tags?|etiquetas|schlagwörter|stichwörter|étiquettes|keywords"
+    r"|パーソナリティ|出演者|主播|主持人|关于我们|関連する回|関連エピソード|相关节目|相关单集"
     r"|(\d+ )?(comments?|commenti|comentarios|kommentare|commentaires|reacties|comentários)"
     r"( \(\d+\))?"
     r"|((attribution|atribuição|atribución|créditos?)( (e|and|und|y|et) )?)?"
@@ -133,7 +137,8 @@ PRINT_LINE_RE = re.compile(r"a version of this (article|story|episode) appear(s|
 TAIL_LINK_RE = re.compile(
     r"(view|read|see|show|full) (the )?transcript|all episodes|back to (all )?episodes"
     r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes"
-    r"|order reprints.*",
+    r"|order reprints.*"
+    r"|(open|listen) (in|on) \S.{0,30}|\S.{0,30}で(開く|聴く|聞く)|在\S.{0,20}(收听|打开|收聽)",
     re.I,
 )
 

@@ -85,7 +85,7 @@ def drop_furniture_lines(block: Tag, own_domain: str = "") -> None:
     sizes = _subtree_sizes(block)
     doomed = [
         tag
-        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol", "figure")
+        for tag in tags(block, *_LINE_TAGS, "section", "article", "ul", "ol", "figure", "a")
         if sizes[id(tag)] <= _MAX_CARD_TAGS
         and (
             is_card(tag)
@@ -219,11 +219,24 @@ def is_card(tag: Tag) -> bool:
             and RELATED_HEADING_RE.fullmatch(collapse(first.get_text()))
         ):
             return True
+    if tag.name == "a":  # <a class="ep-card"><img><div>title</div><p>…</p></a>: the link is
+        return bool(CARD_CLASS_RE.search(attr(tag, "class"))) and _has_block(tag)  # the card
     if tag.name == "article":
         pass  # an <article> inside the notes block: another page's card if its heading links
     elif tag.name not in ("div", "section", "li") or not CARD_CLASS_RE.search(attr(tag, "class")):
         return False
     return has_linked_heading(tag, CARD_HEADINGS)
+
+
+#: A card that is one link says at least this much (an icon link says nothing).
+MIN_CARD_LINK_CHARS = 15
+
+
+def _has_block(tag: Tag) -> bool:
+    """Whether the link holds a card's blocks of text: a title, a teaser."""
+    if len(collapse(tag.get_text())) < MIN_CARD_LINK_CHARS:
+        return False
+    return tag.find(("div", "p", "img", "h2", "h3", "h4", "h5", "h6")) is not None
 
 
 def has_linked_heading(tag: Tag, headings: tuple[str, ...]) -> bool:
