@@ -711,3 +711,39 @@ def test_a_cjk_date_and_an_open_in_app_line_are_not_notes() -> None:
     notes = notes_of(body)
     assert notes.text == f"{PROSE}\n\n{MORE}"
     assert notes.links == ()
+
+
+# --- round six: what set 10 showed ------------------------------------------------------------
+
+
+def test_a_box_like_the_notes_that_opens_with_other_episodes_is_not_joined() -> None:
+    others = "".join(
+        f"<li><a href='/play/audios/ep-{n}/'><span>Another night {n}</span></a>"
+        f"<span>14 mar 2024 · 52:48</span><p>Hay islas en España donde vive una sola familia,"
+        f" episodio {n}, con testimonios de marineros.</p></li>"
+        for n in range(3)
+    )
+    body = (
+        f"<main><div class='wrap'><div class='mod textMod'><p>{LONG}</p><p>{MORE}</p></div>"
+        f"<div class='ad'></div><div class='mod relatedMod'><h2>Otros audios de Las noches"
+        f" del faro</h2><ul>{others}</ul></div></div></main>"
+    )
+    assert notes_of(body).text == f"{LONG}\n\n{MORE}"
+
+
+def test_a_manuscript_heading_after_the_notes_ends_them() -> None:
+    body = (
+        f"<article><h1>Moore</h1><div class='text'><p>{PROSE}</p><p>{MORE}</p></div>"
+        "<section class='b-manuscript'><h2>Manuskript zur Sendung</h2><p>Diese Sendung wurde"
+        " zuerst am 4. Februar 2024 ausgestrahlt.</p></section></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_another_next_js_site_with_a_show_notes_heading_reads_its_own_notes_field() -> None:
+    html = f"<p>{PROSE}</p><p>{MORE} See {LINK}.</p>"
+    script = next_data({"title": "Ep 112", "notesHtml": html})
+    body = f"<main><h1>Ep 112</h1><h2>Show notes</h2><p class='clamp'>{PROSE[:90]}…</p></main>"
+    notes = notes_of(body + script)
+    assert notes.method == "app-state"
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]

@@ -47,10 +47,9 @@ def notes(page: Page) -> PageNotes | None:
             return None  # a plain summary in the JSON, the full notes in the page: generic's
         if found is not None:
             return found
-    episode = _next_data_episode(page.soup)
-    if episode is None and not _on_simplecast(text, page.url):
-        return None
-    return _simplecast_notes(page.soup, episode, page.base_url)
+    if not _on_simplecast(text, page.url):
+        return None  # another Next.js site: its notes field may have any name (generic's)
+    return _simplecast_notes(page.soup, _next_data_episode(page.soup), page.base_url)
 
 
 #: The opening words of a plain JSON description looked for in the page's text.

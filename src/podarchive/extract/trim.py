@@ -19,7 +19,7 @@ import re
 
 from bs4.element import Tag
 
-from podarchive.extract.lines import ACTION_RE, MEDIA_EXTENSIONS, PHOTO_CREDIT_RE
+from podarchive.extract.lines import ACTION_RE, MEDIA_EXTENSIONS, PHOTO_CREDIT_RE, TAIL_HEADING_RE
 from podarchive.extract.soup import attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
@@ -342,6 +342,19 @@ def split_siblings(block: Tag) -> list[Tag]:
     return [block]
 
 
+def _opens_section_after(box: Tag) -> bool:
+    """Whether ``box`` opens with a heading of a section after the notes (other episodes, the
+    show, its hosts)."""
+    first = next((child for child in child_tags(box) if collapse(child.get_text())), None)
+    if first is None or first.name not in _ALL_HEADINGS:
+        return False
+    text = collapse(first.get_text())
+    return bool(TAIL_HEADING_RE.fullmatch(text) or RELATED_HEADING_RE.fullmatch(text))
+
+
+_ALL_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
 def _continued(block: Tag) -> list[Tag]:
     """``block`` and its siblings of the same element and first class, empty ones skipped."""
     parent = block.parent
@@ -356,6 +369,8 @@ def _continued(block: Tag) -> list[Tag]:
         while 0 <= position < len(siblings):
             sibling = siblings[position]
             if (sibling.name, (attr(sibling, "class").split() or [""])[0]) == signature:
+                if step > 0 and _opens_section_after(sibling):
+                    break  # "Otros audios de …": the same box, holding what follows the notes
                 if collapse(sibling.get_text()):
                     run = [*run, sibling] if step > 0 else [sibling, *run]
             elif collapse(sibling.get_text()):
