@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from itertools import islice
 
-from bs4.element import Tag
+from bs4.element import PageElement, Tag
 
 from podarchive.extract.soup import attr, collapse, tags
 from podarchive.extract.trim import CARD_HEADINGS, is_card
@@ -50,14 +50,16 @@ def find_deck(body: Tag, page_text: str) -> Tag | None:
 
 
 def _deck_after(headline: Tag) -> Tag | None:
-    scope = _deck_scope(headline)
+    end = _element_after(_deck_scope(headline))
     seen = 0
     for tag in headline.next_elements:
+        if tag is end:
+            return None  # past the headline's own block
         if not isinstance(tag, Tag):
             continue
         seen += 1
-        if seen > _DECK_REACH or not any(parent is scope for parent in tag.parents):
-            return None  # past the headline's own block
+        if seen > _DECK_REACH:
+            return None
         if not tag.attrs.get("class") or tag.name == "h1":
             continue
         joined = attr(tag, "class").lower()
@@ -78,6 +80,14 @@ def _deck_after(headline: Tag) -> Tag | None:
 
 def _ends_sentence(text: str) -> bool:
     return text.rstrip()[-1:] in '.!?…:)"”。！？）」'
+
+
+def _element_after(scope: Tag) -> PageElement | None:
+    """The first node after ``scope`` and all it holds, in document order."""
+    node: PageElement | None = scope
+    while node is not None and node.next_sibling is None:
+        node = node.parent
+    return None if node is None else node.next_sibling
 
 
 def _deck_scope(headline: Tag) -> Tag:
