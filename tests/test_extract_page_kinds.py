@@ -747,3 +747,57 @@ def test_another_next_js_site_with_a_show_notes_heading_reads_its_own_notes_fiel
     notes = notes_of(body + script)
     assert notes.method == "app-state"
     assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+# --- round seven: what set 11 showed ------------------------------------------------------------
+
+SYNOPSIS = "Nora and Ilse walk the old drove road from the lighthouse to the harbour."
+HERO = (
+    f"<section class='herospace'><h1>The Ferryman's Daughter</h1><p class='short'>{SYNOPSIS}"
+    "</p><p class='meta'>Released On: 17 Mar 2024 · 28 mins</p></section>"
+    "<div class='player'><audio src='/a.mp3'></audio></div>"
+)
+LONG_SYNOPSIS = f"<section class='synopsis'><div class='long'><p>{LONG}</p><p>{MORE}</p></div>"
+LONG_SYNOPSIS += "</section>"
+
+
+def test_a_structured_summary_in_the_hero_gives_way_to_the_long_synopsis() -> None:
+    notes = notes_of(f"<div>{HERO}</div><main>{LONG_SYNOPSIS}</main>", head=json_ld(SYNOPSIS))
+    assert notes.text == f"{LONG}\n\n{MORE}"
+
+
+def test_korean_and_japanese_sections_after_the_notes_end_them() -> None:
+    for heading in (
+        "이 채널의 다른 에피소드",
+        "レター（3）",
+        "このチャンネルの放送",
+        "Popular Now in Radio",
+    ):
+        body = (
+            f"<article><h1>133화</h1><div class='episode-desc'><p>{PROSE}</p><p>{MORE}</p></div>"
+            f"<div class='more'><h4>{heading}</h4><ul><li><a href='/e/132'>132화. 강릉 순두부"
+            "</a></li><li><a href='/e/131'>131화. 전주 콩나물국밥</a></li></ul></div></article>"
+        )
+        assert notes_of(body).text == f"{PROSE}\n\n{MORE}", heading
+
+
+def test_a_caption_with_a_credit_element_goes() -> None:
+    body = (
+        f"<article><h1>Outports</h1><div class='story'><p>{PROSE}</p><figure><img src='/h.jpg'>"
+        "<figcaption class='image-caption'>Saltbox houses above the harbour. <span class='credit'>"
+        f"(Bernadette Coady/CNB)</span></figcaption></figure><p>{MORE}</p></div></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_siblings_sharing_only_an_atomic_class_are_not_joined() -> None:
+    comment = (
+        "ゆず: 取り上げてくださってありがとうございます！野菜室に移したら、ちゃんと膨らみました。"
+    )
+    body = (
+        "<div id='root'><div class='css-view-1dbjc4n'>"
+        f"<div class='css-text-146c3p1 r-rjixqe'>{LONG}</div>"
+        "<div class='css-view-1dbjc4n r-18u37iz'><img src='/ad.png'></div>"
+        f"<div class='css-text-146c3p1'>{comment * 3}</div></div></div>"
+    )
+    assert notes_of(body).text == LONG

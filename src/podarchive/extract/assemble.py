@@ -260,7 +260,9 @@ def checked_against(
     if _inside(found.text, reference):
         evidence = f"main block holds the {_LABELS.get(described.method, described.method)}"
         return replace(found, evidence=evidence, confidence=0.7)
-    return matched if matched is not None else replace(found, confidence=0.4)
+    if matched is not None and described.method == "feed-match":
+        return matched  # the feed's summary: its block on the page is the notes' start
+    return replace(found, confidence=0.4)  # a structured summary is only evidence
 
 
 def from_description(

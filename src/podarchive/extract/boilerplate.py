@@ -41,7 +41,8 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 #: A class or id token (lower case) that names an episode's notes: a word of it, split on
 #: "-" and "_", is one of :data:`NOTES_WORDS`, or it contains one of :data:`NOTES_PHRASES`.
 NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
-NOTES_PHRASES = ("entry-content", "entry_content", "post-content", "post_content", "article-body")
+NOTES_PHRASES: tuple[str, ...] = ("entry-content", "entry_content", "post-content", "post_content")
+NOTES_PHRASES += ("article-body", "episode-desc", "episode_desc")
 _NOTES_HINT_RE = re.compile("|".join([*sorted(NOTES_WORDS), *NOTES_PHRASES]))
 #: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
 STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")

@@ -276,7 +276,12 @@ def _is_credited_caption(tag: Tag) -> bool:
     if tag.name not in ("figure", "figcaption") and "caption" not in attr(tag, "class").lower():
         return False
     text = collapse(tag.get_text())
-    return len(text) <= MAX_CAPTION_CHARS and PHOTO_CREDIT_RE.search(text) is not None
+    if len(text) > MAX_CAPTION_CHARS:
+        return False
+    return PHOTO_CREDIT_RE.search(text) is not None or tag.find(class_=_CREDIT_CLASS_RE) is not None
+
+
+_CREDIT_CLASS_RE = re.compile(r"credit", re.I)
 
 
 def _is_action_row(text: str, anchors: list[Tag]) -> bool:
@@ -342,6 +347,11 @@ def split_siblings(block: Tag) -> list[Tag]:
     return [block]
 
 
+#: Prefixes of generated, atomic or hashed classes (React Native Web, styled-components,
+#: emotion, styled-jsx, Svelte) that elements share whatever they hold.
+ATOMIC_CLASS_PREFIXES = ("css-", "r-", "sc-", "jsx-", "svelte-", "emotion-")
+
+
 def _opens_section_after(box: Tag) -> bool:
     """Whether ``box`` opens with a heading of a section after the notes (other episodes, the
     show, its hosts)."""
@@ -361,6 +371,8 @@ def _continued(block: Tag) -> list[Tag]:
     if parent is None or block.name != "div" or not attr(block, "class"):
         return [block]
     signature = (block.name, attr(block, "class").split()[0])
+    if signature[1].lower().startswith(ATOMIC_CLASS_PREFIXES):
+        return [block]  # every element of the page has that class: it says nothing
     siblings = child_tags(parent)
     index = next(i for i, sibling in enumerate(siblings) if sibling is block)
     run = [block]
