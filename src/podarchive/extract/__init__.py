@@ -35,7 +35,6 @@ from podarchive.extract.decode import HTML_MEDIA_TYPES, SNIFFED_MEDIA_TYPES
 from podarchive.extract.generic import BLOCK_TAGS, MIN_NOTES_CHARS, SCORED_PARAGRAPH_TAGS
 from podarchive.extract.links import extract_links
 from podarchive.extract.registry import extract_page
-from podarchive.extract.simplecast import HEADING_TAGS
 from podarchive.extract.site import (
     FEED_LINK_TYPES,
     discover_feeds,
@@ -43,6 +42,7 @@ from podarchive.extract.site import (
     page_title,
     sitemap_entries,
 )
+from podarchive.extract.soup import HEADING_TAGS
 from podarchive.extract.text import (
     INVISIBLE_TAGS,
     LINE_TAGS,

@@ -18,6 +18,7 @@ from podarchive.extract.guided import (
     is_teaser,
     reference_tokens,
     tokens,
+    weighted_length,
 )
 from podarchive.extract.lines import opens_tail
 from podarchive.extract.links import (
@@ -26,7 +27,7 @@ from podarchive.extract.links import (
     without_badges,
 )
 from podarchive.extract.markup import inner_html
-from podarchive.extract.soup import collapse
+from podarchive.extract.soup import HEADING_TAGS, collapse
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
 from podarchive.extract.trim import (
@@ -208,11 +209,8 @@ def opens_furniture(tag: Tag, text: str, names: AbstractSet[str] = frozenset()) 
     return bool(RELATED_HEADING_RE.fullmatch(said)) or opens_tail(said, names)
 
 
-_ALL_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
-
 def _in_heading(first: Tag | NavigableString, last: Tag | NavigableString) -> bool:
-    heading = first.find_parent(_ALL_HEADINGS)
+    heading = first.find_parent(HEADING_TAGS)
     return heading is not None and any(parent is heading for parent in last.parents)
 
 
@@ -222,18 +220,10 @@ def more_notes(found: PageNotes, matched: PageNotes) -> bool:
     seen = set(matched.text.splitlines())
     extra = 0
     for line in found.text.splitlines():
-        size = _weight(line)
+        size = weighted_length(line)
         if line not in seen and size >= MIN_SENTENCE_CHARS and SENTENCE_END_RE.search(line):
             extra += size
-    return extra >= max(MORE_NOTES_CHARS, _weight(matched.text) // 2)
-
-
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-
-
-def _weight(text: str) -> int:
-    """The length of ``text``, a CJK character counting twice (it says what a word does)."""
-    return len(text) + len(_CJK_RE.findall(text))
+    return extra >= max(MORE_NOTES_CHARS, weighted_length(matched.text) // 2)
 
 
 #: A line of at least this many characters with a sentence's end is prose.

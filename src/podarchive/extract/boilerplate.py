@@ -13,7 +13,7 @@ from bs4.element import Tag
 
 from podarchive.extract.guided import find_span
 from podarchive.extract.platforms import platform_furniture
-from podarchive.extract.soup import attr, child_tags, collapse
+from podarchive.extract.soup import HEADING_TAGS, attr, child_tags, collapse
 
 #: Page furniture the generic extractor removes before it looks for the notes.
 BOILERPLATE_TAGS = frozenset(
@@ -120,7 +120,6 @@ _EXPANDER_WORDS |= {"full", "description", "synopsis", "anzeigen", "afficher", "
 #: A short text a hidden long one replaces, beside an expander, has at least this many words.
 MIN_SHORT_TOKENS = 5
 _CONTROL_TAGS = frozenset({"button", "a", "span", "label"})
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _teaser_of(hidden: Tag) -> Tag | None:
@@ -137,7 +136,7 @@ def _teaser_of(hidden: Tag) -> Tag | None:
     full = _TOKEN_RE.findall(hidden.get_text().lower())
     if len(shown) < MIN_SHORT_TOKENS or len(shown) > TEASER_SHARE * len(full):
         return None
-    if _has_expander(hidden) and before.name not in _HEADINGS:
+    if _has_expander(hidden) and before.name not in HEADING_TAGS:
         return before  # a short text, a long hidden one and "Show more" between them
     if len(shown) < 8:
         return None

@@ -41,12 +41,12 @@ from podarchive.extract.lines import (
     opens_tail,
 )
 from podarchive.extract.links import PROFILE_SEGMENTS, has_segment
-from podarchive.extract.soup import attr, child_tags, collapse, tags
+from podarchive.extract.soup import HEADING_TAGS, attr, child_tags, collapse, tags
 from podarchive.extract.trim import has_linked_heading
 from podarchive.urls import domain_of, join_url
 
 _WORD_RE = re.compile(r"\w+")
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADINGS = HEADING_TAGS
 #: Lines looked at as a whole, never stepped into.
 _LEAVES = frozenset({"p", "a", "li", "dt", "dd", "tr", "td", "th", *_HEADINGS})
 #: Lists and tables: the notes' own, never header or tail lines.

@@ -14,7 +14,7 @@ from itertools import islice
 
 from bs4.element import PageElement, Tag
 
-from podarchive.extract.soup import attr, collapse, tags
+from podarchive.extract.soup import HEADING_TAGS, attr, collapse, tags
 from podarchive.extract.trim import CARD_HEADINGS, is_card
 
 #: Class words of a lead paragraph under the headline.
@@ -139,7 +139,6 @@ def with_deck(
 #: A lead found by the page's summary: at most this many levels up from the block, looking at
 #: the sibling just before.
 _SUMMARY_LEAD_LEVELS = 3
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def summary_lead(block: Tag, summary: str, tokens_of: Callable[[str], list[str]]) -> Tag | None:
@@ -155,7 +154,7 @@ def summary_lead(block: Tag, summary: str, tokens_of: Callable[[str], list[str]]
             found = tokens_of(before.get_text())
             if not found or len(found) > 2 * len(wanted):
                 return None
-            if before.name in _HEADINGS or not _is_lead(collapse(before.get_text())):
+            if before.name in HEADING_TAGS or not _is_lead(collapse(before.get_text())):
                 return None  # a subtitle, a second headline
             inside = sum(token in wanted for token in found)
             if inside >= 0.8 * len(found) and len(set(found) & wanted) >= 0.6 * len(wanted):

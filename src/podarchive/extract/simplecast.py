@@ -18,13 +18,12 @@ from podarchive.extract.decode import valid
 from podarchive.extract.links import base_of, extract_links, links_in
 from podarchive.extract.markup import inner_html
 from podarchive.extract.page import Page
-from podarchive.extract.soup import classes, collapse, parse, tags
+from podarchive.extract.soup import HEADING_TAGS, classes, collapse, parse, tags
 from podarchive.extract.text import INVISIBLE_TAGS, html_to_text, text_of
 from podarchive.types import PageNotes
 from podarchive.urls import domain_of
 
 NAME = "simplecast"
-HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 _NEXT_DATA_ID = "__NEXT_DATA__"
 _SIMPLECAST_HOST = "simplecast.com"

@@ -21,6 +21,10 @@ _XML_DECLARATION_RE = re.compile(r"\s*<\?xml[^>]*>")
 _NO_NAMESPACES: Mapping[str, str] = {}
 
 
+#: The heading elements, most important first.
+HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
 def parse(
     markup: str,
     strainer: SoupStrainer | None = None,

@@ -20,7 +20,7 @@ import re
 from bs4.element import Tag
 
 from podarchive.extract.lines import ACTION_RE, MEDIA_EXTENSIONS, PHOTO_CREDIT_RE, TAIL_HEADING_RE
-from podarchive.extract.soup import attr, child_tags, collapse, tags
+from podarchive.extract.soup import HEADING_TAGS, attr, child_tags, collapse, tags
 
 #: Whole texts of elements that are never notes.
 FURNITURE_TEXT_RE = re.compile(
@@ -356,13 +356,10 @@ def _opens_section_after(box: Tag) -> bool:
     """Whether ``box`` opens with a heading of a section after the notes (other episodes, the
     show, its hosts)."""
     first = next((child for child in child_tags(box) if collapse(child.get_text())), None)
-    if first is None or first.name not in _ALL_HEADINGS:
+    if first is None or first.name not in HEADING_TAGS:
         return False
     text = collapse(first.get_text())
     return bool(TAIL_HEADING_RE.fullmatch(text) or RELATED_HEADING_RE.fullmatch(text))
-
-
-_ALL_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def _continued(block: Tag) -> list[Tag]:
