@@ -801,3 +801,29 @@ def test_siblings_sharing_only_an_atomic_class_are_not_joined() -> None:
         f"<div class='css-text-146c3p1'>{comment * 3}</div></div></div>"
     )
     assert notes_of(body).text == LONG
+
+
+# --- notes in named boxes: a description, then a box of show notes --------------------------
+
+BOXES = (
+    "<article><h1>Lighthouses</h1><div class='episode-player'><audio></audio></div>"
+    f"<div class='episode-description'><p>{PROSE}</p><p>{MORE}</p></div>"
+    f"<div class='episode-shownotes'><h2>Links</h2><ul><li>{LINK}</li></ul>"
+    "<h2>Chapters</h2><ol><li>00:00 Hello</li><li>12:30 The lamp gallery</li></ol></div>"
+    "<div class='episode-downloads'><a href='https://cdn.example.net/42.mp3'>MP3</a></div>"
+    "</article>"
+)
+
+
+def test_a_box_of_show_notes_after_the_description_box_is_part_of_the_notes() -> None:
+    for feed in (None, PROSE):
+        notes = notes_of(BOXES, feed=feed)
+        assert notes.text.startswith(PROSE)
+        assert notes.text.endswith("12:30 The lamp gallery")
+        assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+def test_a_box_after_the_notes_named_for_the_show_is_left_out() -> None:
+    body = BOXES.replace("episode-shownotes", "show-description")
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from bs4.element import NavigableString, Tag
 
+from podarchive.extract.boilerplate import names_notes, names_others
 from podarchive.extract.edges import has_chapters, trim_head, trim_tail, unlink_credits
 from podarchive.extract.guided import (
     feed_block,
@@ -124,6 +125,7 @@ def from_feed(
         more = continuation(parts, names)  # a summary, or the notes' first paragraph only
         if not more and len(parts) == 1:
             more = _same_boxes_after(parts[0], names)
+    more += named_boxes_after((more or parts)[-1])
     parts = [*parts, *more]
     parts = tidied(parts, domain_of(base_url or ""))
     trim_head(parts[0], names, span.inside)
@@ -196,6 +198,40 @@ def _same_boxes_after(block: Tag, names: AbstractSet[str]) -> list[Tag]:
             break
         more.append(box)
     return more
+
+
+def named_boxes_after(last: Tag) -> list[Tag]:
+    """The boxes after the notes' box that, like it, are named for the notes: the notes in
+    boxes ("episode-description", then "episode-shownotes" with the links and chapters).
+
+    ``last`` is the notes' last part: the box itself, or what ends it. Empty siblings (an
+    emptied player) are skipped; the first other box with text ends the run."""
+    box = _box_ended_by(last)
+    if box is None:
+        return []
+    more: list[Tag] = []
+    for sibling in box.find_next_siblings():
+        if not collapse(sibling.get_text()):
+            continue
+        if not names_notes(sibling) or names_others(sibling):
+            break
+        more.append(sibling)
+    return more
+
+
+def _box_ended_by(last: Tag) -> Tag | None:
+    """The notes-named element that ``last`` is or ends (nothing with text after it inside)."""
+    node: Tag | None = last
+    while node is not None and node.name not in _LANDMARKS:
+        if names_notes(node):
+            return None if names_others(node) else node
+        if any(collapse(sibling.get_text()) for sibling in node.find_next_siblings()):
+            return None
+        node = node.parent
+    return None
+
+
+_LANDMARKS = frozenset({"body", "html", "main", "article"})
 
 
 def opens_furniture(tag: Tag, text: str, names: AbstractSet[str] = frozenset()) -> bool:

@@ -35,6 +35,7 @@ from podarchive.extract.assemble import (
     from_feed,
     is_summary,
     more_notes,
+    named_boxes_after,
     notes_of,
     tidied,
 )
@@ -131,6 +132,7 @@ def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
             return from_description(described, page.base_url, transcript)
         return matched
     parts = split_siblings(_narrowed(block, stats))
+    parts += named_boxes_after(parts[-1])
     parts = tidied(parts, domain_of(page.base_url or page.url))
     trim_head(parts[0], names)
     trim_tail(parts[-1], names, domain_of(page.base_url or page.url))
