@@ -827,3 +827,20 @@ def test_a_box_after_the_notes_named_for_the_show_is_left_out() -> None:
     body = BOXES.replace("episode-shownotes", "show-description")
     notes = notes_of(body)
     assert notes.text == f"{PROSE}\n\n{MORE}"
+
+
+# --- a line that tells how to play the episode is the player's ---------------------------------
+
+
+def test_an_instruction_to_play_the_episode_is_not_notes() -> None:
+    body = (
+        "<article><h1>Lighthouses</h1><p class='plisten'>Click the image to listen to this"
+        f" episode...</p><p>{PROSE}</p><p>{MORE}</p></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_sentence_that_sends_to_another_recording_stays() -> None:
+    line = "Click here to listen to our interview with the keeper's daughter."
+    body = f"<article><h1>Lighthouses</h1><p>{PROSE}</p><p>{line}</p><p>{MORE}</p></article>"
+    assert notes_of(body).text == f"{PROSE}\n\n{line}\n\n{MORE}"
