@@ -844,3 +844,26 @@ def test_a_sentence_that_sends_to_another_recording_stays() -> None:
     line = "Click here to listen to our interview with the keeper's daughter."
     body = f"<article><h1>Lighthouses</h1><p>{PROSE}</p><p>{line}</p><p>{MORE}</p></article>"
     assert notes_of(body).text == f"{PROSE}\n\n{line}\n\n{MORE}"
+
+
+# --- a broadcaster's short synopsis under the headline is the lead of the long one -------------
+
+LEAD_HERO = (
+    "<div class='page'><section class='c-hero'><div class='c-hero__details'>"
+    "<h1>Lighthouses</h1><p class='c-hero__short-synopsis'>Two friends climb a tower above"
+    " the fjord, with tea, a radio and old logbooks.</p><p class='c-hero__meta'>Released 3 May · 28 mins</p></div>"
+    "</section><div class='c-player'><button>Play</button></div>"
+    f"<section class='c-details'><div class='c-details__long'><p>{PROSE}</p><p>{MORE}</p>"
+    "<p>Presenter: Nora Lind<br>Producer: Ilse Berg</p></div></section></div>"
+)
+
+
+def test_a_feed_summary_that_is_the_lead_under_the_headline_opens_the_long_synopsis() -> None:
+    summary = (
+        "<p>Two friends climb a tower above the fjord, with tea, a radio and old logbooks.</p>"
+    )
+    for feed in (summary, None):
+        notes = notes_of(LEAD_HERO, feed=feed)
+        assert notes.text.startswith("Two friends climb a tower")
+        assert PROSE in notes.text
+        assert notes.text.endswith("Producer: Ilse Berg")

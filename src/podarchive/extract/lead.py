@@ -20,7 +20,7 @@ from podarchive.extract.trim import CARD_HEADINGS, is_card
 #: Class words of a lead paragraph under the headline.
 DECK_WORDS = frozenset(
     {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
-    | {"description", "teaser", "kicker", "summary"}
+    | {"description", "teaser", "kicker", "summary", "synopsis"}
 )
 #: Deck words of a subtitle: a lead only when it is a sentence.
 SUBTITLE_WORDS = frozenset({"subtitle", "subheadline", "subhead"})
