@@ -867,3 +867,26 @@ def test_a_feed_summary_that_is_the_lead_under_the_headline_opens_the_long_synop
         assert notes.text.startswith("Two friends climb a tower")
         assert PROSE in notes.text
         assert notes.text.endswith("Producer: Ilse Berg")
+
+
+# --- a long description under the headline, the show notes in a section after ----------------
+
+
+def test_a_long_description_in_the_episode_box_leads_the_show_notes_section_after_it() -> None:
+    sentence = "Keepers {} wrote the weather down every {} hours, and their logbooks {} survive in the archive."
+    words = ("of Ushant", "of Sein", "at the Jument", "on Kéréon", "at Ar-Men", "at Tévennec")
+    description = " ".join(sentence.format(w, n, w) for n, w in enumerate(words, start=2))
+    assert 600 < len(description) < 1000
+    notes_section = "".join(f"<p>{line}</p>" for line in (PROSE, LONG, MORE))
+    body = (
+        "<main><article class='post'><h1>Lighthouses</h1><article class='episode'>"
+        "<div class='episode-player'><iframe src='https://embed.example.net/42'></iframe></div>"
+        "<ul class='episode-actions'><li><a href='https://x.example/share'>Share</a></li></ul>"
+        f"<div class='episode-description'>{description}<div class='date'>Published: May 3"
+        "</div></div></article><section class='episode-notes'><h2>Show Notes</h2>"
+        f"{notes_section}<p>The route: {LINK}.</p></section></article></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text.startswith("Keepers of Ushant")
+    assert notes.text.endswith("The route: the supply boat's route map.")
+    assert "https://maps.example.net/route" in [link.url for link in notes.links]

@@ -26,7 +26,7 @@ DECK_WORDS = frozenset(
 SUBTITLE_WORDS = frozenset({"subtitle", "subheadline", "subhead"})
 #: Class words of a description that is not the episode's: the site's, the show's, an author's.
 NOT_EPISODE_WORDS = frozenset({"site", "blog", "channel", "show", "podcast", "series", "author"})
-_DECK_CHARS = (40, 600)
+_DECK_CHARS = (40, 1000)
 #: A lead shorter than this must end as a sentence does.
 _SHORT_DECK_CHARS = 80
 #: A lead is among this many elements after the headline.
