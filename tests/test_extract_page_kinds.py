@@ -890,3 +890,36 @@ def test_a_long_description_in_the_episode_box_leads_the_show_notes_section_afte
     assert notes.text.startswith("Keepers of Ushant")
     assert notes.text.endswith("The route: the supply boat's route map.")
     assert "https://maps.example.net/route" in [link.url for link in notes.links]
+
+
+# --- a broadcaster's segment page: the story's header lines above one sentence ----------------
+
+SENTENCE = "Keepers on the northern coast are training as pilots so that the harbour can stay open."
+
+
+def test_comments_that_mark_where_a_cms_block_ends_do_not_stop_the_header_trim() -> None:
+    body = (
+        "<article class='story'><div class='storytitle'><h1>Keepers</h1></div>"
+        "<!-- END CLASS='STORYTITLE' --><div class='meta'><time>May 3, 2024 6:01 PM ET</time>"
+        f"</div><!-- END CLASS='META' --><div class='storytext'><p>{PROSE}</p></div></article>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_a_line_naming_the_programme_that_aired_the_segment_is_not_notes() -> None:
+    body = (
+        "<article class='story'><h1>Keepers</h1><div class='program-block'>Heard on <a"
+        " href='https://radio.example.org/programs/morning'>Morning Harbour</a></div>"
+        f"<div class='storytext'><p>{PROSE}</p></div></article>"
+    )
+    assert notes_of(body).text == PROSE
+
+
+def test_a_long_headline_does_not_use_up_the_header_trim_of_a_one_sentence_segment() -> None:
+    headline = "Keepers on the northern coast are training as harbour pilots this winter"
+    body = (
+        f"<article class='story'><h1>{headline}</h1><div class='dateblock'><time>May 3, 2024"
+        "</time> <span>6:01 PM ET</span></div><h3 class='slug'><a href='/coast/'>Coast and Sea</a></h3>"
+        f"<div class='storytext'><p>{SENTENCE}</p></div></article>"
+    )
+    assert notes_of(body).text == SENTENCE

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
+from typing import TypeGuard
 
 from bs4 import BeautifulSoup
-from bs4.element import NavigableString, Tag
+from bs4.element import NavigableString, PreformattedString, Tag
 
 from podarchive.extract.boilerplate import naming
 from podarchive.extract.lines import (
@@ -56,6 +57,12 @@ _LINE_HEADINGS = ("p", "div", "span", "strong", "b")
 _INLINE = frozenset({"span", "strong", "b", "em", "i", "small", "br"})
 #: A byline: "By A & B", "Von A und B", a few names.
 BYLINE_RE = re.compile(r"(by|von|por|par|di|door|av)\s+[^.!?:]{2,80}", re.I)
+#: A line that names the programme that aired the segment ("Heard on All Things Considered").
+AIRED_ON_RE = re.compile(
+    r"((as )?(heard|aired|broadcast|featured) (on|in)|gesendet in|ausgestrahlt in"
+    r"|diffusé (dans|sur)|emitido en)\s+[^.!?:]{2,60}",
+    re.I,
+)
 #: Such a heading line is at most this long.
 MAX_LINE_HEADING_CHARS = 60
 #: A header line is at most this long.
@@ -140,7 +147,7 @@ def _trim(block: Tag, doomed: Callable[[Tag], bool], budget: float, *, first: bo
         if isinstance(edge, NavigableString):
             return  # bare text at the edge: a line of the notes
         if doomed(edge):
-            size = _length(edge)
+            size = 0 if edge.name == "h1" else _length(edge)  # the headline is never notes
             if spent + size > budget:
                 return
             spent += size
@@ -152,15 +159,21 @@ def _trim(block: Tag, doomed: Callable[[Tag], bool], budget: float, *, first: bo
 
 
 def _edge_child(node: Tag, *, first: bool) -> Tag | NavigableString | None:
-    """The first (or last) child of ``node`` with text; an empty element is skipped."""
+    """The first (or last) child of ``node`` with text; an empty element and a comment are
+    skipped (a CMS marks where each block ends: ``<!-- END CLASS="STORYTITLE" -->``)."""
     children = list(node.children)
     for child in children if first else reversed(children):
         if isinstance(child, Tag):
             if collapse(child.get_text()):
                 return child
-        elif isinstance(child, NavigableString) and collapse(child):
+        elif _is_text(child) and collapse(child):
             return child
     return None
+
+
+def _is_text(node: object) -> TypeGuard[NavigableString]:
+    """Whether ``node`` is text of the page (not a comment, a doctype, CDATA)."""
+    return isinstance(node, NavigableString) and not isinstance(node, PreformattedString)
 
 
 def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
@@ -181,7 +194,7 @@ def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
         return True
     if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
         return True
-    if BYLINE_RE.fullmatch(text):
+    if BYLINE_RE.fullmatch(text) or AIRED_ON_RE.fullmatch(text):
         return True
     return is_meta_line(text)
 
