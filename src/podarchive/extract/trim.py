@@ -32,11 +32,11 @@ FURNITURE_TEXT_RE = re.compile(
     r"|show more|see more|continua a leggere|leia mais"
     r"|(mostrar|show|afficher|anzeigen)\s*/?\s*(ocultar|hide|masquer|verbergen)"
     r"|show less|see less|ver menos|mostrar menos|weniger anzeigen|afficher moins|leggi meno"
-    r"|(click|tap|press)( on)?( the)? (image|picture|cover|artwork|button|play button|here|below"
+    r"|((click|tap|press)( on)?( the)? (image|picture|cover|artwork|button|play button|here|below"
     r"|above)( above| below)? to (listen|play|hear)( to)?( this| the)?( episode| show)?"
     r"|listen to (this|the) (episode|show)( here| now| below)?"
     r"|(escucha|escuchar) (este|el) episodio|(diese |die )?folge (anhören|hören)"
-    r"|écouter (cet|l')\s*épisode|(ouça|ouvir) (este|o) episódio)[.:!…]*",
+    r"|écouter (cet|l')\s*épisode|(ouça|ouvir) (este|o) episódio)[.:!…]*)",
     re.I,
 )
 #: How an element that opens the post's furniture (after the notes) starts.
