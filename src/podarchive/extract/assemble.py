@@ -21,7 +21,7 @@ from podarchive.extract.guided import (
     tokens,
     weighted_length,
 )
-from podarchive.extract.lines import opens_tail
+from podarchive.extract.lines import opens_notes_section, opens_tail
 from podarchive.extract.links import (
     extract_links,
     links_in,
@@ -126,6 +126,8 @@ def from_feed(
         if not more and len(parts) == 1:
             more = _same_boxes_after(parts[0], names)
     more += named_boxes_after((more or parts)[-1])
+    if not more:
+        more = sections_after(parts[-1], names)  # full notes, their links in sections after
     parts = [*parts, *more]
     parts = tidied(parts, domain_of(base_url or ""))
     trim_head(parts[0], names, span.inside)
@@ -217,6 +219,47 @@ def named_boxes_after(last: Tag) -> list[Tag]:
             break
         more.append(sibling)
     return more
+
+
+def sections_after(last: Tag, names: AbstractSet[str] = frozenset()) -> list[Tag]:
+    """The notes' own sections after their block (or the box it ends): siblings from one
+    opened by a heading of the notes' sections ("Shownotes", "Links", "Kapitel") up to one
+    opened by another heading ("Mitwirkende") or by the post's furniture."""
+    more: list[Tag] = []
+    for sibling in _end_of(last).find_next_siblings():
+        text = collapse(sibling.get_text())
+        if not text:
+            continue
+        heading = _opening_heading(sibling)
+        if heading is not None and opens_notes_section(collapse(heading.get_text())):
+            more.append(sibling)
+            continue
+        if heading is not None or not more or opens_furniture(sibling, text, names):
+            break
+        more.append(sibling)
+    while more and more[-1].name in _HEADINGS:
+        more.pop()
+    return more
+
+
+def _opening_heading(tag: Tag) -> Tag | None:
+    """``tag`` if it is a heading, else its first child with text if that is one."""
+    if tag.name in _HEADINGS:
+        return tag
+    first = next(
+        (child for child in tag.find_all(True, recursive=False) if collapse(child.get_text())), None
+    )
+    return first if first is not None and first.name in _HEADINGS else None
+
+
+def _end_of(last: Tag) -> Tag:
+    """``last``, or the wrapper it ends (nothing with text after it inside), up to a landmark."""
+    node = last
+    while node.parent is not None and node.parent.name not in _LANDMARKS:
+        if any(collapse(sibling.get_text()) for sibling in node.find_next_siblings()):
+            break
+        node = node.parent
+    return node
 
 
 def _box_ended_by(last: Tag) -> Tag | None:

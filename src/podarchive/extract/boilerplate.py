@@ -266,9 +266,11 @@ def _is_named(tag: Tag) -> bool:
 
 def naming(tag: Tag) -> str:
     """The names ``tag`` gives itself, lower case: its classes, its id and its component
-    attributes (a camel-case component name split: "episodeDescription" → "episode-description")."""
+    attributes, camel-case names split ("episodeDescription" → "episode-description")."""
     attrs = tag.attrs
     joined = attr(tag, "class") + " " + attr(tag, "id")
+    if not joined.islower():
+        joined = _CAMEL_RE.sub("-", joined)  # "PromoNewsletter", "ArticlePage-authorInfo"
     if len(attrs) > 1 or (attrs and "class" not in attrs and "id" not in attrs):
         for name in COMPONENT_ATTRS:
             value = attrs.get(name)

@@ -94,6 +94,17 @@ MAX_BADGE_CHARS = 40
 CHIP_WORDS = 3
 #: A meta line keeps at most this many words once its dates and numbers are gone.
 META_SPARE_WORDS = 5
+#: Headings of the notes' own sections: their links and sources (a chapter list is the
+#: platform's, from the episode's chapters, and not taken by them).
+NOTES_SECTION_RE = re.compile(
+    r"(episode |the )?(show ?notes|notes|links|resources|references|sources|further reading"
+    r"|mentioned in (this|the) episode|in this episode)"
+    r"|shownotes|links (zur|zu dieser|zu der) (folge|sendung|episode)|weiterführende links"
+    r"|quellen|literatur|enlaces|fuentes|liens|pour aller plus loin|collegamenti|fonti"
+    r"|länkar|lenker|linki|źródła|links e referências|referências|リンク|参考(リンク)?|链接"
+    r"|참고 링크",
+    re.I,
+)
 #: Headings of the show's sections after the notes.
 TAIL_HEADING_RE = re.compile(
     r"(about( the)? (show|podcast|series|programm?e?)|über (den|diesen) podcast"
@@ -120,6 +131,10 @@ TAIL_HEADING_RE = re.compile(
     r"(licen[cs]es?|licenças?|licencias?|lizenzen|lizenz)"
     r"|more from .{1,60}|more (shows|podcasts)|listen (on|to)|subscribe|follow (the show|us)"
     r"|weitere (folgen|episoden)|alle folgen|más episodios|otros episodios|autres épisodes"
+    r"|(fler|andra|senaste|tidigare|alla) avsnitt|(flere|andre|seneste|tidligere|nyeste|alle)"
+    r" (episoder|afsnit)|(meer|andere|recente|vorige|alle) afleveringen|(lisää|muut|uusimmat"
+    r"|kaikki) jaksot|lisää jaksoja|(więcej|inne|pozostałe|najnowsze|poprzednie|wszystkie)"
+    r" odcinki|więcej odcinków|(altre|ultime) puntate|(outros|mais|últimos) episódios"
     r"|(les )?autres épisodes( de la série)?|(other|more) episodes (in|of) (this|the) series"
     r"|more in this series|in this series|topics|related topics|explore more( on these topics)?"
     r"|über (die|diese) (sendung|reihe)|zur sendung|à propos( de l'émission| du podcast)?"
@@ -178,6 +193,11 @@ def is_meta_line(text: str) -> bool:
         return False  # "You may like": a date has a number
     rest = META_PART_RE.sub(" ", text)
     return len(_WORD_RE.findall(rest)) <= META_SPARE_WORDS
+
+
+def opens_notes_section(text: str) -> bool:
+    """Whether a heading's text opens a section of the notes ("Shownotes", "Kapitel")."""
+    return NOTES_SECTION_RE.fullmatch(text.rstrip(" :：")) is not None
 
 
 def opens_tail(text: str, names: AbstractSet[str]) -> bool:
