@@ -51,8 +51,25 @@ def scored(folder: Path, *, with_feed: bool) -> tuple[ModuleType, list[dict[str,
         feed_file = folder / "feeds" / f"{pid}.html"
         feed = feed_file.read_text(encoding="utf-8") if with_feed and feed_file.exists() else None
         result = runner.run_podarchive(page.read_bytes(), label["page_url"], feed)
-        scores.append({"id": pid, **score.score_one(label, result, label["page_url"])})
+        scores.append(
+            {"id": pid, **score.score_one(web_links_only(label), result, label["page_url"])}
+        )
     return score, scores
+
+
+def web_links_only(label: dict[str, Any]) -> dict[str, Any]:
+    """``label`` with its ``mailto:`` notes links counted as optional: the links table holds
+    web links only (docs/design.md), so an address in the notes is neither a hit nor a miss.
+    ``benchmarks/heldout.md`` gives the figures with them counted too."""
+    mails = [url for url in label.get("notes_links", []) if url.lower().startswith("mailto:")]
+    if not mails:
+        return label
+    web = [url for url in label["notes_links"] if url not in mails]
+    return {
+        **label,
+        "notes_links": web,
+        "optional_links": [*label.get("optional_links", []), *mails],
+    }
 
 
 def test_there_are_blind_sets() -> None:
