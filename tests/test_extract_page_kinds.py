@@ -980,3 +980,54 @@ def test_full_feed_notes_go_on_into_the_show_notes_links_after_them_not_the_chap
     notes = notes_of(body, feed=feed)
     assert notes.text.endswith("Shownotes\n\nHarbour charts, 1890 to 1930")
     assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+# --- what real set 7 showed: a broadcaster's page whose content sits in a "share" zone ----------
+
+
+def test_furniture_inside_an_element_kept_for_the_notes_it_holds_still_goes() -> None:
+    body = (
+        "<main><h1>Lighthouses</h1><div class='share-zone'><div class='prose'>"
+        f"<p>{PROSE}</p><div class='newsletter'><p>The harbour letter, every Friday morning"
+        " in your inbox, with the week's tides and the keepers' news.</p></div>"
+        f"<p>{MORE}</p></div></div></main>"
+    )
+    notes = notes_of(body, head=json_ld(f"{PROSE} {MORE}"))
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_carousel_of_the_series_other_episodes_is_not_notes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='prose'><p>{PROSE}</p><p>{MORE}</p>"
+        "<div class='wrapper-diffusions-carousel'><h2>In the same series</h2><ul><li>"
+        "<a href='/ep/41'>The Salt Road: the medieval route over the hills</a> 51 min</li><li>"
+        "<a href='/ep/43'>Over the Tops: a walk from the mill to the moor</a> 52 min</li></ul>"
+        "</div></div></article>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}"
+    assert notes.links == ()
+
+
+def test_a_book_s_authors_in_a_bibliography_line_stay() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='text'><p>{PROSE}</p><h2>Bibliography</h2>"
+        "<p class='book'><a href='https://books.example.org/keepers'>The Keepers</a>"
+        "<span class='book-authors'><a href='https://books.example.org/people/lind'>Nora"
+        " Lind</a></span><span class='book-editor'>Harbour Press, 2012</span></p></div>"
+        "</article>"
+    )
+    notes = notes_of(body)
+    assert notes.text.endswith("The KeepersNora LindHarbour Press, 2012")
+    assert "https://books.example.org/people/lind" in [link.url for link in notes.links]
+
+
+def test_a_discover_more_line_heading_after_the_notes_ends_them() -> None:
+    for heading in ("À découvrir", "Leggi anche", "Zum Weiterhören", "See also"):
+        body = (
+            f"<article><h1>Lighthouses</h1><div class='text'><p>{PROSE}</p><p>{MORE}</p>"
+            f"<div class='bloc'><p class='bloc-title'>{heading}</p><div><a href='/ep/41'>The"
+            " Salt Road</a></div><div><a href='/ep/40'>Over the Tops</a></div></div></div>"
+            "</article>"
+        )
+        assert notes_of(body).text == f"{PROSE}\n\n{MORE}", heading

@@ -34,8 +34,11 @@ BOILERPLATE_WORD_RE = re.compile(
     r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
     r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
     r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
-    r"|contributions?|donate|donations?|submeta|keywords"
+    r"|contributions?|donate|donations?|submeta|keywords|carousel"
 )
+#: Elements inside a line of text, and the words that mark a box but not such a part of a line.
+INLINE_TAGS = frozenset({"span", "a", "em", "strong", "i", "b", "small", "cite"})
+CREDIT_WORDS = frozenset({"author", "authors"})
 #: An inline style that hides an element.
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 #: A class or id token (lower case) that names an episode's notes: a word of it, split on
@@ -85,10 +88,15 @@ def remove_boilerplate(
     if forms:
         half_page = len(collapse(body.get_text())) / 2
         doomed = [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
+    spared: list[Tag] = []
     if reference:
-        doomed = _sparing_reference(body, doomed, reference)
+        kept = _sparing_reference(body, doomed, reference)
+        spared = [tag for tag in doomed if tag not in kept]
+        doomed = kept
     for tag in doomed:
         tag.extract()
+    for tag in spared:  # kept for the notes it holds: its own furniture still goes
+        remove_boilerplate(tag, reference, inner_sections=inner_sections)
 
 
 def _sparing_reference(body: Tag, doomed: list[Tag], reference: list[str]) -> list[Tag]:
@@ -193,9 +201,12 @@ def _is_marked_boilerplate(tag: Tag) -> bool:
     attrs = tag.attrs
     if "role" not in attrs and not _is_named(tag):
         return False
-    return attr(tag, "role").strip().lower() in BOILERPLATE_ROLES or any(
-        BOILERPLATE_WORD_RE.fullmatch(word) for word in _class_and_id_words(tag)
-    )
+    if attr(tag, "role").strip().lower() in BOILERPLATE_ROLES:
+        return True
+    marked = {word for word in _class_and_id_words(tag) if BOILERPLATE_WORD_RE.fullmatch(word)}
+    if tag.name in INLINE_TAGS and marked <= CREDIT_WORDS:
+        return False  # a book's authors in a line of the notes, not an author box
+    return bool(marked)
 
 
 def _holds_landmark(tag: Tag) -> bool:
