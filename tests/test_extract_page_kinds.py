@@ -953,7 +953,8 @@ def test_camel_case_component_classes_name_furniture_inside_the_body() -> None:
 
 
 def test_more_episodes_headings_in_nordic_dutch_and_polish_end_the_notes() -> None:
-    for heading in ("Fler avsnitt", "Flere episoder", "Meer afleveringen", "Więcej odcinków"):
+    headings = ("Fler avsnitt", "Flere episoder", "Meer afleveringen", "Więcej odcinków")
+    for heading in (*headings, "Diğer Bölümler", "Další díly", "Другие выпуски"):
         body = (
             f"<article><h1>Lighthouses</h1><div class='text'><p>{PROSE}</p><p>{MORE}</p>"
             f"<h2>{heading}</h2><ul><li><a href='/ep/41'>The Salt Road</a> 15 mars 2026</li>"
@@ -1023,7 +1024,7 @@ def test_a_book_s_authors_in_a_bibliography_line_stay() -> None:
 
 
 def test_a_discover_more_line_heading_after_the_notes_ends_them() -> None:
-    for heading in ("À découvrir", "Leggi anche", "Zum Weiterhören", "See also"):
+    for heading in ("À découvrir", "Da non perdere", "Zum Weiterhören", "حلقات سابقة"):
         body = (
             f"<article><h1>Lighthouses</h1><div class='text'><p>{PROSE}</p><p>{MORE}</p>"
             f"<div class='bloc'><p class='bloc-title'>{heading}</p><div><a href='/ep/41'>The"
@@ -1031,3 +1032,58 @@ def test_a_discover_more_line_heading_after_the_notes_ends_them() -> None:
             "</article>"
         )
         assert notes_of(body).text == f"{PROSE}\n\n{MORE}", heading
+
+
+# --- what set 14 showed -----------------------------------------------------------------------
+
+
+def test_a_script_built_page_read_with_the_feed_still_gives_its_app_state_notes() -> None:
+    episode = {
+        "title": "Lighthouses",
+        "duration": 3120,
+        "description": f"<p>{PROSE}</p><p>{MORE}</p>",
+    }
+    state = {"episode": episode}
+    script = f"<script>window.__INITIAL_STATE__ = {json.dumps(state)};</script>"
+    body = f"<div id='app'><div class='loading'>Loading…</div></div>{script}"
+    feed = "<p>Completely different words about another night entirely.</p>"
+    for given in (None, feed):
+        notes = notes_of(body, feed=given)
+        assert notes.text == f"{PROSE}\n\n{MORE}", given
+        assert notes.method == "app-state"
+
+
+DRUPAL = (
+    "<article class='node node--type-podcast-episode'>"
+    "<div class='clearfix text-formatted field field--name-field-perex field--label-hidden'>"
+    "<p>Why did the keepers stay on the rock for forty winters, and what did they write down"
+    " about the weather every four hours?</p></div>"
+    "<div class='field field--name-field-audio'><audio src='/42.mp3'></audio>"
+    "<a href='https://harbourhours.example.org/files/42.mp3'>lighthouses-42.mp3</a>"
+    " (41.8 MB)</div>"
+    "<div class='clearfix text-formatted field field--name-body"
+    " field--type-text-with-summary field--label-hidden'>"
+    f"<p>{PROSE}</p><p>{MORE}</p></div>"
+    "<div class='field field--name-field-speaker field--label-above'><h2 class='field__label'>"
+    "Speaker</h2><div class='field__item'><p>Dr. Nora Lind studies the coast's lights and"
+    " the people who kept them.</p></div></div>"
+    "<div class='field field--name-field-reading field--label-above'><h2 class='field__label'>"
+    f"Further reading</h2><div class='field__item'><ul><li>{LINK}</li></ul></div></div>"
+    "<div class='field field--name-field-guests field--type-entity-reference"
+    " field--label-above'><h2 class='field__label'>Guests</h2><div class='field__item'>"
+    "<a href='/people/nora-lind'>Nora Lind</a></div></div>"
+    "<div class='field field--name-field-tags field--label-inline'><div class='field__label'>"
+    "Tags</div><a href='/tags/coast'>coast</a></div></article>"
+)
+
+
+def test_a_drupal_body_goes_on_over_the_labelled_text_fields_after_it() -> None:
+    teasers = "".join(
+        f"<article class='node--teaser'><h3><a href='/ep/{n}'>Episode {n}</a></h3><p>A night"
+        f" on another rock, number {n}.</p></article>"
+        for n in (40, 41)
+    )
+    notes = notes_of(f"<main><h1>Lighthouses</h1>{DRUPAL}<div class='view'>{teasers}</div></main>")
+    assert notes.text.startswith("Why did the keepers stay on the rock")
+    assert notes.text.endswith("the supply boat's route map")
+    assert [link.url for link in notes.links] == ["https://maps.example.net/route"]

@@ -49,6 +49,7 @@ from podarchive.extract.edges import page_names, trim_head, trim_tail
 from podarchive.extract.guided import reference_tokens, tokens
 from podarchive.extract.lead import find_deck, summary_lead, with_deck
 from podarchive.extract.page import Page
+from podarchive.extract.platforms import drupal_fields_after
 from podarchive.extract.soup import child_tags, collapse
 from podarchive.extract.structured import (
     Described,
@@ -95,9 +96,13 @@ def notes(page: Page) -> PageNotes | None:
     """The page's notes: the block carrying the feed's notes, else the main block (the rule is
     in the module docstring), checked against the structured description; or None.
 
-    A page with no notes found is read once more, keeping the ``<header>`` and ``<footer>``
-    elements inside its ``<main>`` or ``<article>``: some sites write the notes in one."""
+    A page with no notes found is read once more alone where the feed's notes were given
+    (a script-built page holds its notes in its structured data, which a feed's reading does
+    not look at), then keeping the ``<header>`` and ``<footer>`` elements inside its
+    ``<main>`` or ``<article>``: some sites write the notes in one."""
     found = _notes(page)
+    if found is None and page.feed_notes:
+        found = _notes(Page(page.text, page.url))  # the page alone: its structured data too
     if found is None and ("<footer" in page.lowered or "<header" in page.lowered):
         found = _notes(Page(page.text, page.url, page.feed_notes), inner_sections=True)
     return found
@@ -132,7 +137,7 @@ def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
             return from_description(described, page.base_url, transcript)
         return matched
     parts = split_siblings(_narrowed(block, stats))
-    parts += named_boxes_after(parts[-1])
+    parts += named_boxes_after(parts[-1]) or drupal_fields_after(parts[-1])
     parts = tidied(parts, domain_of(page.base_url or page.url))
     trim_head(parts[0], names)
     trim_tail(parts[-1], names, domain_of(page.base_url or page.url))

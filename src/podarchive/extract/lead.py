@@ -20,7 +20,8 @@ from podarchive.extract.trim import CARD_HEADINGS, is_card
 #: Class words of a lead paragraph under the headline.
 DECK_WORDS = frozenset(
     {"dek", "deck", "standfirst", "subtitle", "subheadline", "subhead", "lede", "intro"}
-    | {"description", "teaser", "kicker", "summary", "synopsis"}
+    | {"description", "teaser", "kicker", "summary", "synopsis", "perex", "chapo", "chapeau"}
+    | {"abstract", "vorspann", "entradilla"}
 )
 #: Deck words of a subtitle: a lead only when it is a sentence.
 SUBTITLE_WORDS = frozenset({"subtitle", "subheadline", "subhead"})

@@ -1,8 +1,11 @@
-"""Platform rules: the markup a publishing platform wraps around notes that is never notes.
+"""Platform rules: the markup a publishing platform wraps around notes that is never notes,
+and how a platform splits the notes.
 
-Each rule names a platform and the class or id tokens (lower case; a prefix ends in ``*``) of
-its players, download and share panels, subscribe buttons and related-episode lists. Keyed on
-markup the platform writes on every site, never on one page's text.
+Each furniture rule names a platform and the class or id tokens (lower case; a prefix ends in
+``*``) of its players, download and share panels, subscribe buttons and related-episode
+lists. :func:`drupal_fields_after` follows Drupal's entity fields (the body, then the
+labelled text fields after it). Keyed on markup the platform writes on every site, never on
+one page's text.
 """
 
 from __future__ import annotations
@@ -126,3 +129,34 @@ def platform_furniture(tag: Tag) -> str | None:
         if token.startswith(_PREFIX_STARTS):
             return next(platform for prefix, platform in _PREFIXES if token.startswith(prefix))
     return None
+
+
+#: Drupal: a field's class; the body field's; a field whose label sits above its content (a
+#: text field with a heading: "Speaker", "Further reading"), and one whose label is inline
+#: (tags, subscribe links: the entity's furniture, which ends the notes).
+DRUPAL_FIELD = "field"
+DRUPAL_BODY = "field--name-body"
+DRUPAL_LABEL_ABOVE = "field--label-above"
+DRUPAL_REFERENCE = "field--type-entity-reference"
+
+
+def drupal_fields_after(block: Tag) -> list[Tag]:
+    """The labelled fields after a Drupal body field (``block``) that go on with the notes:
+    each sibling field whose label sits above its text, up to the first that is not one."""
+    if DRUPAL_BODY not in _classes(block):
+        return []
+    more: list[Tag] = []
+    for sibling in block.find_next_siblings():
+        names = _classes(sibling)
+        if not sibling.get_text(strip=True):
+            continue
+        if DRUPAL_FIELD not in names or DRUPAL_LABEL_ABOVE not in names:
+            break
+        if DRUPAL_REFERENCE in names:
+            break  # links to other entities (the guests' pages, the topics): furniture
+        more.append(sibling)
+    return more
+
+
+def _classes(tag: Tag) -> set[str]:
+    return set(attr(tag, "class").split())
