@@ -1087,3 +1087,32 @@ def test_a_drupal_body_goes_on_over_the_labelled_text_fields_after_it() -> None:
     assert notes.text.startswith("Why did the keepers stay on the rock")
     assert notes.text.endswith("the supply boat's route map")
     assert [link.url for link in notes.links] == ["https://maps.example.net/route"]
+
+
+# --- what real set 8 showed ---------------------------------------------------------------------
+
+
+def test_an_article_in_noscript_is_what_a_reader_without_scripts_gets() -> None:
+    body = (
+        "<div id='app'></div><noscript class='errorPage'><p>JavaScript is disabled</p></noscript>"
+        "<noscript><article><header><h1>Lighthouses</h1></header>"
+        f"<p itemprop='description'>{PROSE} {MORE}</p></article></noscript>"
+        "<div class='browser-warning'><p>Your current browser isn't compatible with this site."
+        " Please download one of our supported browsers.</p></div>"
+    )
+    assert notes_of(body).text == f"{PROSE} {MORE}"
+
+
+def test_the_page_s_summary_above_a_picture_leads_a_body_that_quotes_it_later() -> None:
+    lead = "Why did the keepers stay on the rock for forty winters, far from everyone?"
+    head = f"<meta name='description' content='{lead}'>"
+    body = (
+        "<div class='series'><h1>Lighthouses</h1><p>A series in four episodes</p></div>"
+        f"<div class='content'><header class='heading-zone'></header><div class='intro'><p>{lead}</p></div>"
+        "<figure><img src='/rock.jpg'><figcaption>The rock • Credits: N. Lind</figcaption>"
+        f"</figure><div class='content-body'><blockquote><p>{MORE}</p></blockquote>"
+        f"<p>{PROSE}</p><p>{lead} {PROSE.replace('Nora', 'Then Nora')}</p></div></div>"
+    )
+    notes = notes_of(body, head=head)
+    assert notes.text.startswith(lead)
+    assert "The rock" not in notes.text

@@ -21,6 +21,9 @@ BOILERPLATE_TAGS = frozenset(
     | {"iframe", "svg", "button", "select", "textarea", "dialog"}
     | {"audio", "video", "object", "embed"}  # players: their fallback text is never notes
 )
+#: Boilerplate tags kept when they hold the page's content: an ASP.NET page's one ``<form>``,
+#: and a ``<noscript>`` holding the ``<article>`` a script-less reader gets (SoundCloud).
+KEPT_WITH_CONTENT = frozenset({"form", "noscript"})
 #: A section's header and footer: boilerplate but inside a page's main block, on a retry.
 SECTION_TAGS = frozenset({"header", "footer"})
 #: ARIA landmarks that are never the notes.
@@ -73,6 +76,7 @@ def remove_boilerplate(
     is kept but for its class.
     """
     doomed: list[Tag] = []
+    unwrapped: list[Tag] = []
     stack = child_tags(body)[::-1]
     while stack:
         tag = stack.pop()
@@ -83,6 +87,8 @@ def remove_boilerplate(
         if teaser is None and _is_boilerplate(tag, inner_sections):
             doomed.append(tag)
         else:
+            if tag.name == "noscript":
+                unwrapped.append(tag)
             stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
     forms = [tag for tag in doomed if tag.name == "form"]
     if forms:
@@ -95,6 +101,8 @@ def remove_boilerplate(
         doomed = kept
     for tag in doomed:
         tag.extract()
+    for tag in unwrapped:
+        tag.unwrap()  # kept for the article it holds: what a reader without scripts sees
     for tag in spared:  # kept for the notes it holds: its own furniture still goes
         remove_boilerplate(tag, reference, inner_sections=inner_sections)
 
@@ -175,7 +183,7 @@ def _is_boilerplate(tag: Tag, inner_sections: bool = False) -> bool:
         # a section's own header or footer (one named for the notes, or on a retry): judged
         # by its class below
     elif tag.name in BOILERPLATE_TAGS:
-        return tag.name != "form" or not _holds_landmark(tag)
+        return tag.name not in KEPT_WITH_CONTENT or not _holds_landmark(tag)
     if tag.name in PROTECTED_TAGS:
         return False
     if is_hidden(tag):

@@ -141,9 +141,10 @@ def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
     parts = tidied(parts, domain_of(page.base_url or page.url))
     trim_head(parts[0], names)
     trim_tail(parts[-1], names, domain_of(page.base_url or page.url))
-    if deck is None and summary:
+    by_summary = deck is None and bool(summary)
+    if by_summary:
         deck = summary_lead(parts[0], summary, tokens)
-    parts = with_deck(parts, deck, tokens)
+    parts = with_deck(parts, deck, tokens, summary=by_summary)
     found = notes_of(parts, page.base_url, NAME, transcript=transcript)
     if described is None:
         return found

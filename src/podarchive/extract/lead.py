@@ -141,9 +141,15 @@ def _near_headline(tag: Tag) -> bool:
 
 
 def with_deck(
-    parts: list[Tag], deck: Tag | None, tokens_of: Callable[[str], list[str]]
+    parts: list[Tag],
+    deck: Tag | None,
+    tokens_of: Callable[[str], list[str]],
+    *,
+    summary: bool = False,
 ) -> list[Tag]:
-    """``parts`` with ``deck`` first when they neither hold it nor repeat its words."""
+    """``parts`` with ``deck`` first when they neither hold it nor repeat its words; a lead
+    that is the page's own ``summary`` (its meta description) is put first unless the parts
+    open with its words (a body may quote its lead further down)."""
     if deck is None:
         return parts
     above = {id(parent) for parent in deck.parents}
@@ -153,7 +159,8 @@ def with_deck(
     if any(id(tag) in chosen for tag in tags(deck)):
         return parts
     words = tokens_of(deck.get_text())
-    first = set(tokens_of(" ".join(part.get_text() for part in parts)))
+    said = tokens_of(" ".join(part.get_text() for part in parts))
+    first = set(said[: 2 * len(words) + 20] if summary else said)
     if not words or sum(word in first for word in words) >= 0.8 * len(words):
         return parts  # the notes repeat it
     return [deck, *parts]
@@ -190,8 +197,14 @@ def summary_lead(block: Tag, summary: str, tokens_of: Callable[[str], list[str]]
     return None
 
 
+#: Elements between a lead and the body that are a picture and its caption, never the lead.
+_PICTURE_TAGS = frozenset({"figure", "picture", "img", "figcaption"})
+
+
 def _previous_with_text(node: Tag) -> Tag | None:
+    """The sibling before ``node`` with text, a picture between them skipped."""
     for sibling in node.find_previous_siblings():
-        if isinstance(sibling, Tag) and collapse(sibling.get_text()):
+        is_picture = isinstance(sibling, Tag) and sibling.name in _PICTURE_TAGS
+        if isinstance(sibling, Tag) and not is_picture and collapse(sibling.get_text()):
             return sibling
     return None
