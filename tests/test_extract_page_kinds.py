@@ -1116,3 +1116,11 @@ def test_the_page_s_summary_above_a_picture_leads_a_body_that_quotes_it_later() 
     notes = notes_of(body, head=head)
     assert notes.text.startswith(lead)
     assert "The rock" not in notes.text
+
+
+def test_a_not_available_notice_above_the_synopsis_is_not_notes() -> None:
+    body = (
+        "<main><div class='notice'><p>Sorry, this episode is not currently available</p></div>"
+        f"<h1>Lighthouses</h1><div class='synopsis'><p>{PROSE}</p><p>{MORE}</p></div></main>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"

@@ -36,7 +36,11 @@ FURNITURE_TEXT_RE = re.compile(
     r"|above)( above| below)? to (listen|play|hear)( to)?( this| the)?( episode| show)?"
     r"|listen to (this|the) (episode|show)( here| now| below)?"
     r"|(escucha|escuchar) (este|el) episodio|(diese |die )?folge (anhören|hören)"
-    r"|écouter (cet|l')\s*épisode|(ouça|ouvir) (este|o) episódio)[.:!…]*)",
+    r"|écouter (cet|l')\s*épisode|(ouça|ouvir) (este|o) episódio"
+    r"|(sorry, )?this (episode|programme|program|show|clip|content) is (currently )?(not|no"
+    r" longer) (currently )?available( to (play|listen))?( in your (country|region|location))?"
+    r"|diese (folge|sendung|episode) ist (leider )?nicht mehr verfügbar"
+    r"|cet épisode n'est plus disponible|este episodio ya no está disponible)[.:!…]*)",
     re.I,
 )
 #: How an element that opens the post's furniture (after the notes) starts.
