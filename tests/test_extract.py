@@ -395,6 +395,17 @@ def test_simplecast_next_data_falls_back_to_description() -> None:
     assert (notes.extractor, notes.text) == ("simplecast", LONG)
 
 
+def test_next_data_notes_are_read_from_the_markup_with_the_page_base() -> None:
+    notes_html = f'<p>{LONG} <a href="first">First</a></p>'
+    script = next_data({"long_description": notes_html}).replace(
+        'id="__NEXT_DATA__"', "ID='__NEXT_DATA__'"
+    )
+    html = page(script, '<base href="https://cdn.example.com/ep/">')
+    notes = extract_page(html, "https://example.com/episodes/x")
+    assert (notes.extractor, notes.text) == ("simplecast", f"{LONG} First")
+    assert urls(notes.links) == ["https://cdn.example.com/ep/first"]
+
+
 @pytest.mark.parametrize(
     "script",
     [

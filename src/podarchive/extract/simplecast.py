@@ -9,17 +9,18 @@ heading (or ``.episode-description``) is the notes, on Simplecast pages only.
 from __future__ import annotations
 
 import json
+import re
 
 from bs4 import BeautifulSoup
 from bs4.element import Tag
 from bs4.filter import SoupStrainer
 
 from podarchive.extract.decode import valid
-from podarchive.extract.links import base_of, extract_links, links_in
+from podarchive.extract.links import base_of, has_base_tag, links_in
 from podarchive.extract.markup import inner_html
 from podarchive.extract.page import Page
 from podarchive.extract.soup import HEADING_TAGS, classes, collapse, parse, tags
-from podarchive.extract.text import INVISIBLE_TAGS, html_to_text, text_of
+from podarchive.extract.text import INVISIBLE_TAGS, notes_text_and_links, text_of
 from podarchive.types import PageNotes
 from podarchive.urls import domain_of
 
@@ -77,19 +78,28 @@ def _on_simplecast(text: str, url: str) -> bool:
 
 
 def _next_data_notes(text: str, url: str) -> PageNotes | None:
-    """The notes in a page's ``__NEXT_DATA__`` JSON, parsing only its scripts and ``<base>``.
-
-    lxml reads the whole page either way, so these elements come out as in a full parse; None
-    sends the page down the full path (no JSON notes, or notes without text).
-    """
-    soup = parse(text, SoupStrainer(["base", "script"]), huge_tree=True)
-    episode = None if soup is None else _next_data_episode(soup)
-    if soup is None or episode is None:
+    """The notes in a page's ``__NEXT_DATA__`` JSON, read from the markup without a parse
+    (a script's text runs to the first ``</script``, as in HTML); the page is parsed for its
+    ``<base>`` only where it has one. None sends the page down the full path (no JSON notes,
+    or notes without text)."""
+    match = _NEXT_DATA_RE.search(text)
+    episode = None if match is None else _episode_in(match.group(1))
+    if episode is None:
         return None
     notes_html = _first_text_field(episode, *_NOTES_FIELDS)
     if notes_html is None:
         return None
-    return _notes_from_fragment(notes_html, base_of(soup, url))
+    base: str | None = url
+    if has_base_tag(text):
+        soup = parse(text, SoupStrainer("base"), huge_tree=True)
+        base = base_of(soup, url) if soup is not None else url
+    return _notes_from_fragment(notes_html, base)
+
+
+#: The Next.js data script, its text up to the first ``</script`` (where HTML ends it).
+_NEXT_DATA_RE = re.compile(
+    r"<script\b[^>]*\bid\s*=\s*[\"']?__NEXT_DATA__[\"']?[^>]*>(.*?)</script", re.S | re.I
+)
 
 
 def _simplecast_notes(
@@ -117,10 +127,13 @@ def _simplecast_notes(
 def _next_data_episode(soup: BeautifulSoup) -> dict[str, object] | None:
     """``props.pageProps.episode`` of the Next.js data script, if it is an object."""
     script = next((tag for tag in tags(soup, "script") if tag.get("id") == _NEXT_DATA_ID), None)
-    if script is None:
-        return None
+    return None if script is None else _episode_in(script.get_text())
+
+
+def _episode_in(script: str) -> dict[str, object] | None:
+    """``props.pageProps.episode`` of the Next.js data JSON, if it is an object."""
     try:
-        data = json.loads(script.get_text())
+        data = json.loads(script)
     except (ValueError, RecursionError):  # malformed or absurdly nested JSON
         return None
     for key in ("props", "pageProps", "episode"):
@@ -139,10 +152,9 @@ def _first_text_field(record: dict[str, object], *keys: str) -> str | None:
 
 
 def _notes_from_fragment(notes_html: str, base_url: str | None) -> PageNotes | None:
-    text = html_to_text(notes_html)
+    text, links = notes_text_and_links(notes_html, base_url)  # one parse for both
     if not text:
         return None
-    links = extract_links(notes_html, base_url)
     evidence = "__NEXT_DATA__ episode notes"
     return PageNotes(
         notes_html, text, links, NAME, method="app-state", evidence=evidence, confidence=0.9
