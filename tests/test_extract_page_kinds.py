@@ -1124,3 +1124,39 @@ def test_a_not_available_notice_above_the_synopsis_is_not_notes() -> None:
         f"<h1>Lighthouses</h1><div class='synopsis'><p>{PROSE}</p><p>{MORE}</p></div></main>"
     )
     assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+# --- what set 16 showed: broadcasters' app shells and newspapers' article bodies ---------------
+
+
+def test_an_app_shell_with_a_date_line_takes_the_notes_of_its_own_state_global() -> None:
+    notes_html = f"<p>{PROSE} See {LINK}.</p><p>{MORE}</p>"
+    audio = {"title": "Lighthouses", "long_description": notes_html, "duration": 1620}
+    script = f"<script>window.__RPS_STATE__ = {json.dumps({'audio': audio})};</script>"
+    body = "<main><h1>Lighthouses</h1><p class='meta'>16/03/2024 27 min Radio 1</p>"
+    notes = notes_of(body + "<rps-description></rps-description></main>" + script)
+    assert notes.method == "app-state"
+    assert notes.text == f"{PROSE} See the supply boat's route map.\n\n{MORE}"
+
+
+def test_a_transcript_disclaimer_box_is_not_notes() -> None:
+    body = (
+        f"<article><h1>Lighthouses</h1><div class='storytext'><p>{PROSE}</p><p>{MORE}</p></div>"
+        "<div class='transcript-disclaimer'><p>Copyright © 2024 Harbour Radio. All rights"
+        " reserved.</p><p>Transcripts are created on a rush deadline and may be revised.</p>"
+        "</div></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_newspaper_body_split_by_an_ad_keeps_the_part_named_after_the_ad() -> None:
+    body = (
+        "<article><h1>Lighthouses</h1><section name='articleBody'><div class='listen-box'>"
+        "<p>Listen and follow Harbour Hours</p><p><a href='https://podcasts.apple.com/x'>Apple"
+        " Podcasts</a> | <a href='https://open.spotify.com/show/x'>Spotify</a></p></div>"
+        f"<div class='BodyColumn'><p>{PROSE}</p></div><div id='story-ad-1-wrapper'"
+        " class='css-ad'><div id='story-ad-1'></div></div><div id='after-story-ad-1'"
+        f" class='BodyColumn'><p>{MORE}</p></div><div class='css-credit'><p>Photo Illustration"
+        " by Harbour Hours; Photograph by Ilse Berg</p></div></section></article>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"

@@ -326,12 +326,25 @@ def checked_against(
     if is_teaser(found.text, reference):
         label = _LABELS.get(described.method, described.method)
         return _from_reference(found, described.text, base_url, described.method, label)
+    if described.method in ("app-state", "json-ld") and _no_prose(found.text, described.text):
+        return from_description(described, base_url, found.transcript)  # a shell's meta line
     if _inside(found.text, reference):
         evidence = f"main block holds the {_LABELS.get(described.method, described.method)}"
         return replace(found, evidence=evidence, confidence=0.7)
     if matched is not None and described.method == "feed-match":
         return matched  # the feed's summary: its block on the page is the notes' start
     return replace(found, confidence=0.4)  # a structured summary is only evidence
+
+
+def _no_prose(shown: str, described: str) -> bool:
+    """Whether ``shown`` has no sentence of prose and is far shorter than ``described``: an
+    app shell's date and duration line, not notes beside a structured description."""
+    if any(
+        weighted_length(line) >= MIN_SENTENCE_CHARS and SENTENCE_END_RE.search(line)
+        for line in shown.splitlines()
+    ):
+        return False
+    return 4 * weighted_length(shown) < weighted_length(described)
 
 
 def from_description(

@@ -37,7 +37,7 @@ BOILERPLATE_WORD_RE = re.compile(
     r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
     r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
     r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
-    r"|contributions?|donate|donations?|submeta|keywords|carousel"
+    r"|contributions?|donate|donations?|submeta|keywords|carousel|disclaimer"
 )
 #: Elements inside a line of text, and the words that mark a box but not such a part of a line.
 INLINE_TAGS = frozenset({"span", "a", "em", "strong", "i", "b", "small", "cite"})
@@ -50,8 +50,9 @@ NOTES_WORDS = frozenset({"notes", "shownotes", "description", "summary"})
 NOTES_PHRASES: tuple[str, ...] = ("entry-content", "entry_content", "post-content", "post_content")
 NOTES_PHRASES += ("article-body", "episode-desc", "episode_desc")
 _NOTES_HINT_RE = re.compile("|".join([*sorted(NOTES_WORDS), *NOTES_PHRASES]))
-#: Class prefixes that describe a state, not a component ("has-sidebar", "no-comments").
-STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-")
+#: Class prefixes that describe a state or a place, not a component ("has-sidebar",
+#: "no-comments", "after-story-ad-1": the text that comes after an ad).
+STATE_CLASS_PREFIXES = ("has-", "no-", "with-", "without-", "after-", "before-")
 #: Class prefixes of page builders whose every block is a "widget" (Elementor): that word of
 #: theirs is layout, not furniture ("elementor-widget-share-buttons" still says "share").
 LAYOUT_PREFIXES = ("elementor-", "et_pb_", "wp-block-")

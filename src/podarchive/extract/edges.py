@@ -57,6 +57,14 @@ _LINE_HEADINGS = ("p", "div", "span", "strong", "b")
 _INLINE = frozenset({"span", "strong", "b", "em", "i", "small", "br"})
 #: A byline: "By A & B", "Von A und B", a few names.
 BYLINE_RE = re.compile(r"(by|von|por|par|di|door|av)\s+[^.!?:]{2,80}", re.I)
+#: A newspaper's credit line for its lead picture ("Photo Illustration by The New York Times").
+PICTURE_CREDIT_RE = re.compile(r"(photo( illustration)?|photograph|illustration) by\b", re.I)
+#: The title of a newspaper's box of podcast apps ("Listen and follow Morning Margin").
+FOLLOW_BOX_RE = re.compile(
+    r"(listen (and|&) (follow|subscribe)|follow (and|&) listen|subscribe (and|&) listen)"
+    r"( to)?( .{1,60})?",
+    re.I,
+)
 #: A line that names the programme that aired the segment ("Heard on All Things Considered").
 AIRED_ON_RE = re.compile(
     r"((as )?(heard|aired|broadcast|featured) (on|in)|gesendet in|ausgestrahlt in"
@@ -194,7 +202,7 @@ def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
         return True
     if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
         return True
-    if BYLINE_RE.fullmatch(text) or AIRED_ON_RE.fullmatch(text):
+    if BYLINE_RE.fullmatch(text) or AIRED_ON_RE.fullmatch(text) or FOLLOW_BOX_RE.fullmatch(text):
         return True
     return is_meta_line(text)
 
@@ -372,6 +380,8 @@ def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bo
         return False
     if TAIL_LINK_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text):
         return True
+    if PICTURE_CREDIT_RE.match(text):
+        return True  # the lead picture's credit, under the article's body
     if len(words(text)) >= MIN_TITLE_WORDS and words(text) <= names:
         return True  # the episode's title again, under the notes
     if COUNTER_RE.search(text) and len(text) <= MAX_LINE_HEADING_CHARS:

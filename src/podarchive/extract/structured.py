@@ -76,6 +76,7 @@ def has_structured_data(text: str) -> bool:
         "ld+json" in text
         or "og:description" in text
         or any(marker in text for marker in _STATE_MARKERS)
+        or "window.__" in text
         or "application/json" in text
     )
 
@@ -178,7 +179,7 @@ def _state_data(tag: Tag) -> object | None:
             return None
     else:
         text = tag.get_text().strip()
-        if not text.startswith(_STATE_PREFIXES):
+        if not text.startswith(_STATE_PREFIXES) and not _named_state(text):
             return None
         equals = text.find("=")
         start = len(text) - len(text[equals + 1 :].lstrip()) if equals >= 0 else -1
@@ -191,6 +192,15 @@ def _state_data(tag: Tag) -> object | None:
     except (ValueError, RecursionError):
         return None
     return data
+
+
+#: Any other app's state global ("window.__RPS_STATE__ = {…}"): read where it names a notes
+#: field, so an analytics or config global costs no JSON parse.
+_STATE_GLOBAL_RE = re.compile(r"(window\.|var |let |const )?__[A-Za-z][A-Za-z0-9_]*__\s*=\s*[{\[]")
+
+
+def _named_state(text: str) -> bool:
+    return _STATE_GLOBAL_RE.match(text) is not None and _NOTES_KEY_RE.search(text) is not None
 
 
 #: A JavaScript ``key:"string"`` pair of a notes field (the key unquoted or quoted).
