@@ -1160,3 +1160,29 @@ def test_a_newspaper_body_split_by_an_ad_keeps_the_part_named_after_the_ad() -> 
         " by Harbour Hours; Photograph by Ilse Berg</p></div></section></article>"
     )
     assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_subscribe_box_after_a_broadcaster_s_text_is_not_notes() -> None:
+    for box in ("b-podcast-abo", "podcast-box"):
+        body = (
+            f"<article><h1>Lighthouses</h1><section class='text'><p>{PROSE}</p><p>{MORE}</p>"
+            f"</section><div class='{box}'><h3>Diese Sendung als Podcast abonnieren</h3><p>Harbour"
+            " Hours erscheint jeden Donnerstag. Hören Sie alle Folgen in der <a"
+            " href='https://app.example.de/'>App</a> oder per <a href='/feed.rss'>RSS-Feed</a>."
+            "</p></div></article>"
+        )
+        assert notes_of(body).text == f"{PROSE}\n\n{MORE}", box
+
+
+def test_a_standfirst_that_is_the_feed_s_first_sentence_is_not_a_teaser_of_it() -> None:
+    standfirst = "Two friends climb a tower above the fjord, with tea, a radio and old logbooks."
+    feed = f"{standfirst}<br/><br/>Nora Lind, www.harbour.example, Harbour Hours<br/><br/>Link"
+    body = (
+        f"<article><header><h1>Lighthouses</h1><p class='article-header-description'>{standfirst}"
+        "</p><div class='author'>Von Nora Lind</div></header><div class='player'><button>Play"
+        f"</button></div><section class='details'><p>{PROSE}</p><p>{MORE}</p><p>{LONG}</p>"
+        "</section></article>"
+    )
+    notes = notes_of(body, feed=feed)
+    assert notes.text.startswith(standfirst)
+    assert notes.text.endswith(LONG)

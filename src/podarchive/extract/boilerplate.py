@@ -34,7 +34,7 @@ BOILERPLATE_ROLES = frozenset(
 BOILERPLATE_WORD_RE = re.compile(
     r"\w*nav|navigation|\w*menu|sidebar|comments?|share|sharing|sharedaddy|social|footer"
     r"|cookies?|consent|gdpr|breadcrumbs?|crumbs|related|pagination|pager|prevnext|popup"
-    r"|modal|newsletter|subscribe|widgets?|skip|\w*player"
+    r"|modal|newsletter|subscribe|subscription|abo|abonnement|widgets?|skip|\w*player"
     r"|promos?|promotions?|ads?|adverts?|advertisements?|adsbygoogle|tags|tagcloud|byline"
     r"|commentlist|discussion|disqus\w*|respond|authors?|author\w*box|dateline"
     r"|contributions?|donate|donations?|submeta|keywords|carousel|disclaimer"

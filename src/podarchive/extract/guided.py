@@ -267,7 +267,17 @@ def is_teaser(page_text: str, reference: list[str]) -> bool:
     seen = set(page_tokens)
     if sum(token in seen for token in reference) >= 0.8 * len(reference):
         return False  # the page holds the reference: a line of it is its first paragraph
-    return any(_cut_opening(tokens(line), reference) for line in page_text.splitlines())
+    return any(
+        _cut_opening(tokens(line), reference) and not _whole_sentences(line)
+        for line in page_text.splitlines()
+    )
+
+
+def _whole_sentences(line: str) -> bool:
+    """Whether ``line`` ends as a sentence does, not cut short ("…", "...", mid-word): a
+    standfirst that is the reference's first sentence, not a teaser of it."""
+    end = line.rstrip()
+    return end[-1:] in ".!?。！？" and not end.endswith("...")
 
 
 def _cut_opening(line: list[str], reference: list[str]) -> bool:
