@@ -1186,3 +1186,12 @@ def test_a_standfirst_that_is_the_feed_s_first_sentence_is_not_a_teaser_of_it() 
     notes = notes_of(body, feed=feed)
     assert notes.text.startswith(standfirst)
     assert notes.text.endswith(LONG)
+
+
+def test_a_dateline_above_a_broadcaster_s_notes_goes() -> None:
+    body = (
+        "<main><section class='Cover'><h1>Lighthouses</h1><p class='date'>Épisode du lundi 3"
+        " juin 2024 par <a href='/personnes/nora-lind'>Nora Lind</a></p></section>"
+        f"<section class='Content'><p>{PROSE}</p><p>{MORE}</p></section></main>"
+    )
+    assert notes_of(body).text == f"{PROSE}\n\n{MORE}"

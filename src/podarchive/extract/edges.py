@@ -65,6 +65,12 @@ FOLLOW_BOX_RE = re.compile(
     r"( to)?( .{1,60})?",
     re.I,
 )
+#: An episode's dateline ("Épisode du lundi 3 juin 2024 par Claire Vautrin").
+EPISODE_DATELINE_RE = re.compile(
+    r"(épisode|episode|folge|sendung|émission|episodio|puntata|programa)\b[^.!?]{0,40}\b\d{4}"
+    r"(\s*,?\s*(par|by|von|por|di|con|door)\s+[^.!?]{2,60})?",
+    re.I,
+)
 #: A line that names the programme that aired the segment ("Heard on All Things Considered").
 AIRED_ON_RE = re.compile(
     r"((as )?(heard|aired|broadcast|featured) (on|in)|gesendet in|ausgestrahlt in"
@@ -203,6 +209,8 @@ def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
     if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
         return True
     if BYLINE_RE.fullmatch(text) or AIRED_ON_RE.fullmatch(text) or FOLLOW_BOX_RE.fullmatch(text):
+        return True
+    if EPISODE_DATELINE_RE.fullmatch(text):
         return True
     return is_meta_line(text)
 
