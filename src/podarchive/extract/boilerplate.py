@@ -212,10 +212,10 @@ def _is_marked_boilerplate(tag: Tag) -> bool:
         return False
     if attr(tag, "role").strip().lower() in BOILERPLATE_ROLES:
         return True
+    if tag.name not in INLINE_TAGS:
+        return any(BOILERPLATE_WORD_RE.fullmatch(word) for word in _class_and_id_words(tag))
     marked = {word for word in _class_and_id_words(tag) if BOILERPLATE_WORD_RE.fullmatch(word)}
-    if tag.name in INLINE_TAGS and marked <= CREDIT_WORDS:
-        return False  # a book's authors in a line of the notes, not an author box
-    return bool(marked)
+    return bool(marked - CREDIT_WORDS)  # a book's authors in a line of the notes stay
 
 
 def _holds_landmark(tag: Tag) -> bool:

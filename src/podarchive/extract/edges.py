@@ -106,8 +106,8 @@ def page_names(soup: BeautifulSoup) -> frozenset[str]:
     for meta in tags(head, "meta"):
         if attr(meta, "property").lower() in ("og:title", "og:site_name"):
             found |= words(attr(meta, "content"))
-    headline = soup.find("h1")
-    if isinstance(headline, Tag):
+    headline = next(tags(soup, "h1"), None)  # the walker is cheaper than bs4's find
+    if headline is not None:
         found |= words(headline.get_text())
     return frozenset(found)
 
