@@ -28,12 +28,16 @@ from bs4.element import NavigableString, PreformattedString, Tag
 from podarchive.extract.boilerplate import naming
 from podarchive.extract.lines import (
     ACTION_RE,
+    AIRED_ON_RE,
     BADGES_RE,
     CHIP_WORDS,
+    EPISODE_DATELINE_RE,
+    FOLLOW_BOX_RE,
     LISTEN_LEAD_RE,
     MAX_BADGE_CHARS,
     MAX_BADGES,
     MEDIA_PATH_RE,
+    PICTURE_CREDIT_RE,
     PRINT_LINE_RE,
     TAIL_HEADING_RE,
     TAIL_LINK_RE,
@@ -57,26 +61,6 @@ _LINE_HEADINGS = ("p", "div", "span", "strong", "b")
 _INLINE = frozenset({"span", "strong", "b", "em", "i", "small", "br"})
 #: A byline: "By A & B", "Von A und B", a few names.
 BYLINE_RE = re.compile(r"(by|von|por|par|di|door|av)\s+[^.!?:]{2,80}", re.I)
-#: A newspaper's credit line for its lead picture ("Photo Illustration by The New York Times").
-PICTURE_CREDIT_RE = re.compile(r"(photo( illustration)?|photograph|illustration) by\b", re.I)
-#: The title of a newspaper's box of podcast apps ("Listen and follow Morning Margin").
-FOLLOW_BOX_RE = re.compile(
-    r"(listen (and|&) (follow|subscribe)|follow (and|&) listen|subscribe (and|&) listen)"
-    r"( to)?( .{1,60})?",
-    re.I,
-)
-#: An episode's dateline ("Épisode du lundi 3 juin 2024 par Claire Vautrin").
-EPISODE_DATELINE_RE = re.compile(
-    r"(épisode|episode|folge|sendung|émission|episodio|puntata|programa)\b[^.!?]{0,40}\b\d{4}"
-    r"(\s*,?\s*(par|by|von|por|di|con|door)\s+[^.!?]{2,60})?",
-    re.I,
-)
-#: A line that names the programme that aired the segment ("Heard on All Things Considered").
-AIRED_ON_RE = re.compile(
-    r"((as )?(heard|aired|broadcast|featured) (on|in)|gesendet in|ausgestrahlt in"
-    r"|diffusé (dans|sur)|emitido en)\s+[^.!?:]{2,60}",
-    re.I,
-)
 #: Such a heading line is at most this long.
 MAX_LINE_HEADING_CHARS = 60
 #: A header line is at most this long.

@@ -159,6 +159,26 @@ LISTEN_LEAD_RE = re.compile(
     r"|ascolta\w*|ouça|luister)\b.{0,80}\b(on|at|en|auf|bei|sur|su|em|op|in)\s*:?",
     re.I,
 )
+#: A newspaper's credit line for its lead picture ("Photo Illustration by The New York Times").
+PICTURE_CREDIT_RE = re.compile(r"(photo( illustration)?|photograph|illustration) by\b", re.I)
+#: The title of a newspaper's box of podcast apps ("Listen and follow Morning Margin").
+FOLLOW_BOX_RE = re.compile(
+    r"(listen (and|&) (follow|subscribe)|follow (and|&) listen|subscribe (and|&) listen)"
+    r"( to)?( .{1,60})?",
+    re.I,
+)
+#: An episode's dateline ("Épisode du lundi 3 juin 2024 par Claire Vautrin").
+EPISODE_DATELINE_RE = re.compile(
+    r"(épisode|episode|folge|sendung|émission|episodio|puntata|programa)\b[^.!?]{0,40}\b\d{4}"
+    r"(\s*,?\s*(par|by|von|por|di|con|door)\s+[^.!?]{2,60})?",
+    re.I,
+)
+#: A line that names the programme that aired the segment ("Heard on All Things Considered").
+AIRED_ON_RE = re.compile(
+    r"((as )?(heard|aired|broadcast|featured) (on|in)|gesendet in|ausgestrahlt in"
+    r"|diffusé (dans|sur)|emitido en)\s+[^.!?:]{2,60}",
+    re.I,
+)
 #: A picture's credit in its caption ("Photograph: A. Name/Agency", "Bildquelle: …", "© …").
 PHOTO_CREDIT_RE = re.compile(
     r"\b(photo(graph)?s?|pictures?|images?|illustration|foto(grafía|grafia)?s?|bild(quelle)?"
