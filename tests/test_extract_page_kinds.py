@@ -1195,3 +1195,16 @@ def test_a_dateline_above_a_broadcaster_s_notes_goes() -> None:
         f"<section class='Content'><p>{PROSE}</p><p>{MORE}</p></section></main>"
     )
     assert notes_of(body).text == f"{PROSE}\n\n{MORE}"
+
+
+def test_a_linked_show_title_over_the_episode_and_a_programme_website_link_go() -> None:
+    body = (
+        "<main><div class='hero'><a href='https://radio.example.org/brand/harbour'><h1>Harbour"
+        " Hours</h1></a><h2>Lighthouses</h2></div><section class='synopsis'>"
+        f"<p>{PROSE}</p><p>{MORE}</p><p>Producer: Ilse Berg</p>"
+        "<p><a href='https://radio.example.org/programmes/42'>Programme website</a></p>"
+        "</section></main>"
+    )
+    notes = notes_of(body)
+    assert notes.text == f"{PROSE}\n\n{MORE}\n\nProducer: Ilse Berg"
+    assert notes.links == ()

@@ -182,8 +182,8 @@ def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
     text = collapse(tag.get_text())
     if tag.name == "time" or _is_picture(tag):
         return True
-    if tag.name in _HEADINGS:
-        return len(text) <= MAX_HEADER_CHARS * 2
+    if tag.name in _HEADINGS or (tag.name == "a" and tag.find(_HEADINGS) is not None):
+        return len(text) <= MAX_HEADER_CHARS * 2  # a heading, or one that links (the show's)
     if len(text) > MAX_HEADER_CHARS or _has_blocks(tag):
         return False
     if words(text) <= names:

@@ -191,7 +191,8 @@ PRINT_LINE_RE = re.compile(r"a version of this (article|story|episode) appear(s|
 TAIL_LINK_RE = re.compile(
     r"(view|read|see|show|full) (the )?transcript|all episodes|back to (all )?episodes"
     r"|(previous|next|older|newer) episode.*|see all.*|view all.*|more episodes"
-    r"|order reprints.*"
+    r"|order reprints.*|(the )?(programme|program|show|podcast) (website|homepage|home page)"
+    r"|(visit|go to) the (programme|program|show|podcast)('s)? (website|page)"
     r"|(open|listen) (in|on) \S.{0,30}|\S.{0,30}で(開く|聴く|聞く)|在\S.{0,20}(收听|打开|收聽)",
     re.I,
 )
