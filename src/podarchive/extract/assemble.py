@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
@@ -28,7 +29,7 @@ from podarchive.extract.links import (
     without_badges,
 )
 from podarchive.extract.markup import inner_html
-from podarchive.extract.soup import HEADING_TAGS, collapse
+from podarchive.extract.soup import HEADING_TAGS, collapse, first_child_with_text
 from podarchive.extract.structured import Described
 from podarchive.extract.text import html_to_text, text_of
 from podarchive.extract.trim import (
@@ -246,32 +247,33 @@ def _opening_heading(tag: Tag) -> Tag | None:
     """``tag`` if it is a heading, else its first child with text if that is one."""
     if tag.name in _HEADINGS:
         return tag
-    first = next(
-        (child for child in tag.find_all(True, recursive=False) if collapse(child.get_text())), None
-    )
+    first = first_child_with_text(tag)
     return first if first is not None and first.name in _HEADINGS else None
 
 
 def _end_of(last: Tag) -> Tag:
-    """``last``, or the wrapper it ends (nothing with text after it inside), up to a landmark."""
-    node = last
-    while node.parent is not None and node.parent.name not in _LANDMARKS:
-        if any(collapse(sibling.get_text()) for sibling in node.find_next_siblings()):
-            break
-        node = node.parent
-    return node
+    """``last``, or the outermost wrapper it ends, below a landmark."""
+    chain = list(_ended_by(last))
+    return chain[-1] if chain else last
 
 
 def _box_ended_by(last: Tag) -> Tag | None:
     """The notes-named element that ``last`` is or ends (nothing with text after it inside)."""
-    node: Tag | None = last
-    while node is not None and node.name not in _LANDMARKS:
+    for node in _ended_by(last):
         if names_notes(node):
             return None if names_others(node) else node
-        if any(collapse(sibling.get_text()) for sibling in node.find_next_siblings()):
-            return None
-        node = node.parent
     return None
+
+
+def _ended_by(last: Tag) -> Iterator[Tag]:
+    """``last``, then each wrapper it ends (nothing with text after it inside), up to a
+    landmark: the chain ends at the first with text after it."""
+    node: Tag | None = last
+    while node is not None and node.name not in _LANDMARKS:
+        yield node
+        if any(collapse(sibling.get_text()) for sibling in node.find_next_siblings()):
+            return
+        node = node.parent
 
 
 _LANDMARKS = frozenset({"body", "html", "main", "article"})

@@ -14,7 +14,7 @@ import re
 
 from bs4.element import Tag
 
-from podarchive.extract.soup import attr
+from podarchive.extract.soup import attr, classes
 
 #: platform -> class/id tokens of its furniture ("prefix*" matches any token starting so).
 PLATFORM_FURNITURE: dict[str, tuple[str, ...]] = {
@@ -143,11 +143,11 @@ DRUPAL_REFERENCE = "field--type-entity-reference"
 def drupal_fields_after(block: Tag) -> list[Tag]:
     """The labelled fields after a Drupal body field (``block``) that go on with the notes:
     each sibling field whose label sits above its text, up to the first that is not one."""
-    if DRUPAL_BODY not in _classes(block):
+    if DRUPAL_BODY not in classes(block):
         return []
     more: list[Tag] = []
     for sibling in block.find_next_siblings():
-        names = _classes(sibling)
+        names = set(classes(sibling))
         if not sibling.get_text(strip=True):
             continue
         if DRUPAL_FIELD not in names or DRUPAL_LABEL_ABOVE not in names:
@@ -156,7 +156,3 @@ def drupal_fields_after(block: Tag) -> list[Tag]:
             break  # links to other entities (the guests' pages, the topics): furniture
         more.append(sibling)
     return more
-
-
-def _classes(tag: Tag) -> set[str]:
-    return set(attr(tag, "class").split())

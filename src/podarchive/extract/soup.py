@@ -115,6 +115,11 @@ def attr(tag: Tag, name: str) -> str:
     return value if isinstance(value, str) else " ".join(value)
 
 
+def first_child_with_text(tag: Tag) -> Tag | None:
+    """The first element child of ``tag`` that has text, if any."""
+    return next((child for child in child_tags(tag) if collapse(child.get_text())), None)
+
+
 def classes(tag: Tag) -> list[str]:
     """The classes of ``tag``."""
     return attr(tag, "class").split()

@@ -20,7 +20,14 @@ import re
 from bs4.element import Tag
 
 from podarchive.extract.lines import ACTION_RE, MEDIA_EXTENSIONS, PHOTO_CREDIT_RE, TAIL_HEADING_RE
-from podarchive.extract.soup import HEADING_TAGS, attr, child_tags, collapse, tags
+from podarchive.extract.soup import (
+    HEADING_TAGS,
+    attr,
+    child_tags,
+    collapse,
+    first_child_with_text,
+    tags,
+)
 
 #: Whole texts of elements that are never notes.
 FURNITURE_TEXT_RE = re.compile(
@@ -364,7 +371,7 @@ ATOMIC_CLASS_PREFIXES = ("css-", "r-", "sc-", "jsx-", "svelte-", "emotion-")
 def _opens_section_after(box: Tag) -> bool:
     """Whether ``box`` opens with a heading of a section after the notes (other episodes, the
     show, its hosts)."""
-    first = next((child for child in child_tags(box) if collapse(child.get_text())), None)
+    first = first_child_with_text(box)
     if first is None or first.name not in HEADING_TAGS:
         return False
     text = collapse(first.get_text())
