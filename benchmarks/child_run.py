@@ -15,8 +15,8 @@ from pathlib import Path
 
 from common import bench_settings, peak_rss_mb, schedules
 
-from podarchive.run import update_feeds
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 
 def main() -> None:

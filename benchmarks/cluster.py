@@ -51,11 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from redis_server import RedisServer  # noqa: E402  (the tests' Redis starter)
 
 from podarchive.cluster.broker import Cluster, due_key, synced_key  # noqa: E402
-from podarchive.cluster.scheduler import ClusterScheduler  # noqa: E402
-from podarchive.cluster.shards import shard_of, shard_path  # noqa: E402
-from podarchive.config import FeedSchedule  # noqa: E402
-from podarchive.run import update_feeds  # noqa: E402
+from podarchive.cluster.dispatch import ClusterScheduler  # noqa: E402
+from podarchive.read.schedule_files import FeedSchedule  # noqa: E402
+from podarchive.rules.shards import shard_of, shard_path  # noqa: E402
 from podarchive.store import Archive  # noqa: E402
+from podarchive.update.run import update_feeds  # noqa: E402
 
 SHARDS = 4
 EPISODES = 10

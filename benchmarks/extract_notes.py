@@ -36,8 +36,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from podarchive.errors import ExtractError
-from podarchive.extract import extract_page
+from podarchive.core.errors import ExtractError
+from podarchive.read.extract import extract_page
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = ROOT / "tests" / "fixtures" / "generic"
@@ -217,7 +217,7 @@ def feed_notes_for(row: dict[str, str]) -> str | None:
     """The description of the page's episode in its feed, where the corpus holds the feed."""
     if not row.get("feed_local_path"):
         return None
-    from podarchive.parse import parse_feed
+    from podarchive.read.parse import parse_feed
 
     feed = parse_feed((SHARED / row["feed_local_path"]).read_bytes())
     page = row["page_url"].rstrip("/")

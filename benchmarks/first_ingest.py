@@ -26,12 +26,12 @@ from feedgen import FeedSpec, feed, page
 from lxml import etree
 from server import ServerProcess
 
-from podarchive.extract import extract_page
-from podarchive.fetch import Fetcher
-from podarchive.parse import parse_feed
-from podarchive.rows import channel_row, episode_writes
-from podarchive.run import update_feeds
+from podarchive.net.fetch import Fetcher
+from podarchive.read.extract import extract_page
+from podarchive.read.parse import parse_feed
+from podarchive.read.rows import channel_row, episode_writes
 from podarchive.store import EPISODE_COLUMNS
+from podarchive.update.run import update_feeds
 
 
 def measured(run: Callable[[], Any]) -> tuple[Any, float, float]:

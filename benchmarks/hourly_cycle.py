@@ -27,7 +27,7 @@ from common import (
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.run import update_feeds
+from podarchive.update.run import update_feeds
 
 EPISODES = 30
 

@@ -13,7 +13,7 @@ from common import arguments, bench_settings, cpu_wall, fresh_archive, machine, 
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.run import update_feeds
+from podarchive.update.run import update_feeds
 
 
 def main() -> None:

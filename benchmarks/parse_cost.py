@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import feedparser
 
-from podarchive import podcast_ns
-from podarchive.parse import parse_feed
+from podarchive.read import podcast_ns
+from podarchive.read.parse import parse_feed
 
 PARAGRAPH = (
     '<p>In this episode we talk about <a href="https://example.com/topic/{i}/{j}">topic {j}</a>, '

@@ -44,7 +44,7 @@ from common import bench_settings, fresh_archive, machine, schedules, show
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.run import update_feeds
+from podarchive.update.run import update_feeds
 
 # A pstats function key: (file, line, name).
 Func = tuple[str, int, str]
@@ -52,10 +52,10 @@ Func = tuple[str, int, str]
 #: (stage, regular expression on ``file:function``). First match wins; unmatched: shared.
 RULES: list[tuple[str, str]] = [
     ("feedparser", r"/feedparser/|/sgmllib|/xml/sax/|/xml/dom/"),
-    ("bs4 tree build", r"/podarchive/extract/soup\.py:(parse|start|end)$"),  # lean builder
+    ("bs4 tree build", r"/podarchive/read/extract/soup\.py:(parse|start|end)$"),  # lean builder
     ("bs4 tree build", r"/bs4/__init__\.py|/bs4/builder/|/bs4/dammit\.py"),
-    ("own walk (extract)", r"/podarchive/extract/"),
-    ("URL work", r"/podarchive/urls\.py"),
+    ("own walk (extract)", r"/podarchive/read/extract/"),
+    ("URL work", r"/podarchive/core/urls\.py"),
     ("feed scan (lxml)", r"/podarchive/(podcast_ns|item_split)\.py"),
     ("parse (own)", r"/podarchive/(parse|feed_encoding|chapters)\.py"),
     ("row derivation", r"/podarchive/(rows|identity|reading|history)\.py"),
@@ -187,10 +187,10 @@ class ThreadProfiles:
 
 def forget_derived() -> None:
     """Empty the caches of derived notes and URLs (memoised functions of podarchive's)."""
-    import podarchive.extract.text
-    import podarchive.urls
+    import podarchive.core.urls
+    import podarchive.read.extract.text
 
-    for module in (podarchive.extract.text, podarchive.urls):
+    for module in (podarchive.read.extract.text, podarchive.core.urls):
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()

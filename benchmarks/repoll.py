@@ -23,7 +23,7 @@ from common import (
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.run import update_feeds
+from podarchive.update.run import update_feeds
 
 
 def unchanged_polls(

@@ -24,11 +24,11 @@ from typing import Any
 
 from feedgen import FeedSpec, feed
 
-from podarchive import item_split
-from podarchive.reading import read_feed, with_item_hashes
-from podarchive.rows import channel_row
+from podarchive.core.types import Snapshot
+from podarchive.read import item_split
+from podarchive.read.jobs import read_feed, with_item_hashes
+from podarchive.read.rows import channel_row
 from podarchive.store import Archive
-from podarchive.types import Snapshot
 
 NOW = "2026-12-03T09:00:00Z"
 

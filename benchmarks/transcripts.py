@@ -29,15 +29,15 @@ from common import arguments, bench_settings, machine, show
 from feedgen import FeedSpec, feed, page
 from server import ServerProcess
 
-from podarchive.config import FeedSchedule
-from podarchive.fetch import Fetcher
-from podarchive.pages import fetch_page
-from podarchive.parse import parse_feed
-from podarchive.pipeline import fetch_feed
-from podarchive.run import update_feeds
+from podarchive.core.types import FeedState, PageTask
+from podarchive.net.fetch import Fetcher
+from podarchive.read.parse import parse_feed
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.read.transcript_formats import parse_transcript
 from podarchive.store import Archive
-from podarchive.transcripts import parse_transcript
-from podarchive.types import FeedState, PageTask
+from podarchive.update.one_feed import fetch_feed
+from podarchive.update.pages import fetch_page
+from podarchive.update.run import update_feeds
 
 # --- transcripts ----------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ from common import bench_settings, machine, show
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
 
 HERE = Path(__file__).parent
 MEASURE = HERE / "peers" / "measure.py"

@@ -15,8 +15,8 @@ from common import arguments, bench_settings, cpu_wall, fresh_archive, machine, 
 from feedgen import FeedSpec, feed, notes
 from server import ServerProcess
 
-from podarchive.extract import notes_text_and_links
-from podarchive.run import update_feeds
+from podarchive.read.extract import notes_text_and_links
+from podarchive.update.run import update_feeds
 
 
 def main() -> None:

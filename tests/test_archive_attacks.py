@@ -20,7 +20,7 @@ import pytest
 from commands import invoke, podarchive, query
 from loopback import LoopbackSite, serve_pytorch
 
-from podarchive.errors import NotAnArchive, SchemaTooNew
+from podarchive.core.errors import NotAnArchive, SchemaTooNew
 from podarchive.store import APPLICATION_ID, SCHEMA_VERSION, WAL_SIZE_LIMIT, Archive
 
 ARCHIVES = Path(__file__).parent / "fixtures" / "archives"

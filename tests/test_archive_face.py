@@ -27,7 +27,10 @@ import pytest
 from loopback import LoopbackSite, serve_pytorch
 from test_serve import CHROMIUM, PODCAST, RUN_SETTINGS, _chromium, _serving, get, rows, sql
 
-from podarchive.archive_pages import (
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.store import Archive
+from podarchive.update.run import update_feeds
+from podarchive.web.plugin import (
     NOTE_ATTRIBUTES,
     NOTE_SCHEMES,
     NOTE_TAGS,
@@ -37,10 +40,7 @@ from podarchive.archive_pages import (
     sanitise_notes,
     unique_facets,
 )
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.serve import TEMPLATES, make_datasette, metadata_for
-from podarchive.store import Archive
+from podarchive.web.serve import TEMPLATES, make_datasette, metadata_for
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
 pytest.importorskip("nh3", reason="nh3 is not installed")

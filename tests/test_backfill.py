@@ -20,12 +20,12 @@ import pytest
 from conftest import FAST_ENV
 from loopback import LoopbackSite
 
-from podarchive.backfill import BackfillOptions, backfill
-from podarchive.config import FeedSchedule
-from podarchive.reparse import reparse
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.tasks.backfill import BackfillOptions, backfill
+from podarchive.tasks.reparse import reparse
+from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(allow_private_hosts=True, host_gap=0, retry_base=0.01)
 ATOM = "http://www.w3.org/2005/Atom"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackSite
 
-from podarchive.backfill import BackfillOptions, backfill
-from podarchive.config import FeedSchedule
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.tasks.backfill import BackfillOptions, backfill
 
 pytestmark = pytest.mark.corpus
 

@@ -17,8 +17,8 @@ from commands import invoke
 from loopback import LoopbackSite
 from test_cli import podarchive
 
-from podarchive.config import load_schedules
-from podarchive.progress import BarProgress
+from podarchive.read.schedule_files import load_schedules
+from podarchive.runtime.progress import BarProgress
 
 LONG_URL = "http://127.0.0.1:1/" + "a" * 100_000  # nothing listens on port 1
 FAKE = "podarchive: fake line"

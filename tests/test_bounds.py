@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from loopback import LoopbackSite
 
 from podarchive.cli import cli
-from podarchive.errors import ConfigError
-from podarchive.settings import Settings, setting_fields, settings_from_env
+from podarchive.core.errors import ConfigError
+from podarchive.core.settings import Settings, setting_fields, settings_from_env
 
 HUGE = "99999999999999w"
 OVER_A_YEAR = "over the ceiling of a year (365d)"

@@ -1,4 +1,4 @@
-"""Tests for podarchive.chapters: goldens in tests/golden/chapters, malformed bodies, hypothesis."""
+"""Tests for podarchive.read.chapter_formats: goldens in tests/golden/chapters, malformed bodies, hypothesis."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from podarchive import chapters
-from podarchive.chapters import (
+from podarchive.core.errors import ChaptersError, ParseError, PodarchiveError
+from podarchive.core.types import Chapter, ParsedChapters
+from podarchive.read import chapter_formats as chapters
+from podarchive.read.chapter_formats import (
     MAX_EXAMPLES,
     SimpleChapter,
     parse_chapters_json,
     parse_simple_chapters,
     parse_time,
 )
-from podarchive.errors import ChaptersError, ParseError, PodarchiveError
-from podarchive.types import Chapter, ParsedChapters
 
 GOLDEN = Path(__file__).parent / "golden" / "chapters"
 REGEN = os.environ.get("PODARCHIVE_REGEN_GOLDEN") == "1"

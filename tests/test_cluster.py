@@ -35,9 +35,9 @@ from podarchive.cluster.broker import (
     schedule_to_message,
 )
 from podarchive.cluster.host_turns import BrokerHostTurns
-from podarchive.cluster.shards import shard_of, shard_path
-from podarchive.config import FeedSchedule
-from podarchive.errors import HostBackoff, StorageError
+from podarchive.core.errors import HostBackoff, StorageError
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import shard_of, shard_path
 from podarchive.store import Archive
 
 SHARDS = 4
@@ -225,7 +225,7 @@ def test_a_retry_after_given_to_one_worker_holds_every_worker(
 
 
 def test_an_unreachable_broker_is_one_line(tmp_path: Path) -> None:
-    from podarchive.errors import BrokerError
+    from podarchive.core.errors import BrokerError
 
     cluster = Cluster("redis://127.0.0.1:9/0", connect_timeout=2)
     with pytest.raises(BrokerError, match=r"cannot reach the broker at redis://127.0.0.1:9/0"):
@@ -558,8 +558,8 @@ def test_a_scheduler_keeps_its_last_good_schedule_on_any_reload_error(
 ) -> None:
     """No error of the schedule files ends the cluster scheduler (#23): not only a
     ConfigError but anything loading them raises is one line, and the last good one stays."""
-    from podarchive.cluster.scheduler import ClusterScheduler
-    from podarchive.config import FeedSchedule
+    from podarchive.cluster.dispatch import ClusterScheduler
+    from podarchive.read.schedule_files import FeedSchedule
 
     good = [FeedSchedule(url="https://example.com/a.xml")]
     loads: list[Callable[[], list[FeedSchedule]]] = [lambda: good]

@@ -23,10 +23,10 @@ from redis_server import RedisServer
 
 from podarchive.cli import cli
 from podarchive.cluster.broker import Cluster
-from podarchive.cluster.shards import shard_of, shard_path
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import shard_of, shard_path
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 SHARDS = 2
 
@@ -134,7 +134,7 @@ def test_status_aggregates_the_shards_and_their_workers(
         urls = make_shards(site, directory)
     probe = Cluster(redis_server.url)
     probe.init_shards(SHARDS)
-    from podarchive.clock import iso, utcnow
+    from podarchive.core.clock import iso, utcnow
 
     probe.beat(0, {"pid": 1, "host": "here", "seen_at": iso(utcnow()), "polled": 3})
     probe.beat(1, {"pid": 2, "host": "there", "seen_at": "2026-01-01T00:00:00Z"})
@@ -207,7 +207,7 @@ def test_a_schedule_entry_reaches_the_worker_whole() -> None:
 
 def test_a_second_worker_of_a_shard_is_refused(tmp_path: Path, redis_server: RedisServer) -> None:
     """One writer per shard: the archive's lock, held here as a first worker would."""
-    from podarchive.lock import archive_lock
+    from podarchive.runtime.lock import archive_lock
 
     probe = Cluster(redis_server.url)
     probe.init_shards(SHARDS)

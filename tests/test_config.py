@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podarchive.config import (
+from podarchive.core.errors import ScheduleError
+from podarchive.read.schedule_files import (
     MAX_INTERVAL,
     FeedSchedule,
     add_schedule,
@@ -17,7 +18,6 @@ from podarchive.config import (
     parse_interval,
     render_schedule,
 )
-from podarchive.errors import ScheduleError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackSite
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 FOLDERS = ("02-podcastparser-tests", "03-real-feeds", "04-simplecast")
 NOT_FEEDS = re.compile(r"(SOURCE\.txt|LICENSE.*|.*\.json|.*\.md|.*\.ya?ml)$")

@@ -3,7 +3,7 @@ each item feedparser reads (issue #23). Pure, no network: bytes in.
 
 Every file under ../shared/corpus (all seven folders; not the SOURCE, LICENSE, README,
 INDEX, NOTES and EXPECTATIONS files nor the collector's scripts) is read by feedparser alone
-and by :func:`podarchive.reading.read_feed` (the parse and the rows the archive writes),
+and by :func:`podarchive.read.jobs.read_feed` (the parse and the rows the archive writes),
 both given the Content-Type a server would send: ``01-feedparser-tests``'s ``tests/http*``
 files their ``Header:`` lines (as in feedparser's harness), the others by their extension.
 A file podarchive refuses counts as 0 episodes. The number of episodes written must be
@@ -23,8 +23,8 @@ import feedparser
 import pytest
 from test_feedparser_corpus import TESTS, load_case
 
-from podarchive.errors import PodarchiveError
-from podarchive.reading import read_feed
+from podarchive.core.errors import PodarchiveError
+from podarchive.read.jobs import read_feed
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

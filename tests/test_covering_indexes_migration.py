@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from podarchive.reading import read_feed
+from podarchive.read.jobs import read_feed
 from podarchive.store import (
     BOOKKEEPING_INDEX,
     FEED_META_COLUMNS,

@@ -19,15 +19,15 @@ import pytest
 from loopback import FIXTURES, LoopbackSite, serve_pytorch
 from test_history import keyed_dump
 
-import podarchive.cpu as cpu
-import podarchive.reading as reading
-from podarchive.config import FeedSchedule
-from podarchive.cpu import CpuLane
-from podarchive.errors import Abandoned, ParseError, PodarchiveError
-from podarchive.parse import parse_duration
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+import podarchive.read.jobs as reading
+import podarchive.runtime.cpu as cpu
+from podarchive.core.errors import Abandoned, ParseError, PodarchiveError
+from podarchive.core.settings import Settings
+from podarchive.read.parse import parse_duration
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.runtime.cpu import CpuLane
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 needs_two_cores = pytest.mark.skipif(cpu.usable_cores() < 2, reason="one usable core")
 

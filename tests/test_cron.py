@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from podarchive.cron import crontab_day_of_week, next_cron_time, validate_cron
+from podarchive.rules.cron import crontab_day_of_week, next_cron_time, validate_cron
 
 WEDNESDAY_NOON = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

@@ -20,9 +20,9 @@ import pytest
 from conftest import FAST_ENV
 from loopback import LoopbackSite, serve_pytorch
 
-from podarchive.config import FeedSchedule, load_schedules
-from podarchive.scheduler import CycleResult, Daemon, fingerprint
-from podarchive.status import read_heartbeat
+from podarchive.daemon.scheduler import CycleResult, Daemon, fingerprint
+from podarchive.read.schedule_files import FeedSchedule, load_schedules
+from podarchive.tasks.status import read_heartbeat
 
 LOG_LINE = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) podarchive(\.daemon)?: \S"

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from loopback import LoopbackSite
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 datasette_app = pytest.importorskip("datasette.app", reason="datasette is not installed")
 

@@ -21,17 +21,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import FIXTURES, LoopbackSite
 
-from podarchive import feed_encoding
-from podarchive import parse as parse_module
-from podarchive.config import FeedSchedule
-from podarchive.extract import extract_page, html_to_text
-from podarchive.history import changed_feed_fields, changed_fields
-from podarchive.identity import dedupe
-from podarchive.parse import parse_feed
-from podarchive.run import RunReport, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.identity import dedupe
+from podarchive.core.settings import Settings
+from podarchive.core.types import Episode
+from podarchive.read import feed_encoding
+from podarchive.read import parse as parse_module
+from podarchive.read.extract import extract_page, html_to_text
+from podarchive.read.parse import parse_feed
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.history import changed_feed_fields, changed_fields
 from podarchive.store import Archive
-from podarchive.types import Episode
+from podarchive.update.run import RunReport, update_feeds
 
 SETTINGS = Settings(
     connect_timeout=2, read_timeout=2, deadline=10, host_gap=0, allow_private_hosts=True

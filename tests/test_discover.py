@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from podarchive.extract import discover_feeds
+from podarchive.read.extract import discover_feeds
 
 
 def test_alternate_links_in_document_order_resolved_and_deduplicated() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from podarchive.cli import cli
-from podarchive.settings import range_text, setting_fields
+from podarchive.core.settings import range_text, setting_fields
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()

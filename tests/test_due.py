@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackSite
 
-from podarchive.config import FeedSchedule
-from podarchive.run import RunReport, update_due, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import RunReport, update_due, update_feeds
 
 SETTINGS = Settings(retries=0, host_gap=0, allow_private_hosts=True)
 T0 = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

@@ -24,11 +24,11 @@ from conftest import FAST_ENV
 from loopback import LoopbackSite
 
 from podarchive.cli import cli
-from podarchive.config import FeedSchedule
-from podarchive.episode_files import fetch_file
-from podarchive.fetch import Fetcher
-from podarchive.settings import Settings
-from podarchive.types import FileTask
+from podarchive.core.settings import Settings
+from podarchive.core.types import FileTask
+from podarchive.net.fetch import Fetcher
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.update.files import fetch_file
 
 MiB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""Tests for podarchive.extract: unit tests on inline HTML, goldens over tests/fixtures."""
+"""Tests for podarchive.read.extract: unit tests on inline HTML, goldens over tests/fixtures."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from podarchive.errors import ExtractError
-from podarchive.extract import extract_links, extract_page, html_to_text, notes_text_and_links
-from podarchive.types import Link, PageNotes
+from podarchive.core.errors import ExtractError
+from podarchive.core.types import Link, PageNotes
+from podarchive.read.extract import extract_links, extract_page, html_to_text, notes_text_and_links
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden" / "extract"
@@ -216,9 +216,9 @@ _BASES = st.sampled_from([None, "https://example.com/a/b", "http://e.org", "http
 
 def _notes_by_two_walks(html: str, base_url: str | None) -> tuple[str, tuple[Link, ...]]:
     """What notes_text_and_links gave before #15: the tree walked for text, then for links."""
-    from podarchive.extract.links import base_of, links_in
-    from podarchive.extract.soup import parse
-    from podarchive.extract.text import text_of
+    from podarchive.read.extract.links import base_of, links_in
+    from podarchive.read.extract.soup import parse
+    from podarchive.read.extract.text import text_of
 
     if "<" not in html:
         return html_to_text(html), ()
@@ -243,7 +243,7 @@ def test_notes_text_and_links_equal_two_walks(
 @settings(max_examples=300)
 @given(st.one_of(st.lists(_NOTE_PARTS, max_size=30).map("".join), st.text(max_size=200)))
 def test_lean_tree_equals_bs4_tree(html: str) -> None:
-    from podarchive.extract.soup import parse
+    from podarchive.read.extract.soup import parse
 
     assume(html.count("<?xml") < 2)  # parse() cuts one declaration; bs4 warns of a second
     lean, plain = parse(html, lean=True), parse(html)
@@ -259,7 +259,7 @@ def test_notes_without_markup_are_plain_text(text: str) -> None:
 
 
 def test_identical_notes_are_derived_once() -> None:
-    from podarchive.extract.text import _derived
+    from podarchive.read.extract.text import _derived
 
     html = '<p>Support us: <a href="/donate">donate</a> <a href="https://x.org/">x</a></p>'
     text, links = notes_text_and_links(html, "https://a.example/ep/1")

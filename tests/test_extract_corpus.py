@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from podarchive.errors import ExtractError
-from podarchive.extract import extract_links, extract_page
-from podarchive.types import PageNotes
+from podarchive.core.errors import ExtractError
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_links, extract_page
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PAGES = CORPUS / "05-episode-pages" / "janw-podcast-archiver" / "pages"

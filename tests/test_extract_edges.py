@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from podarchive.extract import extract_page
-from podarchive.types import PageNotes
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_page
 
 URL = "https://harbourhours.example.org/episodes/42"
 PROSE = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from podarchive.extract import extract_page
-from podarchive.extract.guided import is_teaser, reference_tokens
-from podarchive.types import PageNotes
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_page
+from podarchive.read.extract.guided import is_teaser, reference_tokens
 
 URL = "https://example.org/episodes/7"
 SUMMARY = "Ghost stories from the lighthouse keepers of the northern lakes, told by a historian."

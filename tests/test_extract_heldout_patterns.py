@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from podarchive.extract import extract_page
+from podarchive.read.extract import extract_page
 
 URL = "https://driftwood.example.org/episodes/7/"
 SUMMARY = "We talk about the cold, living through a hard winter, and keeping a boat in the ice"

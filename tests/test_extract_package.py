@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-import podarchive.extract
-from podarchive.errors import ExtractError
-from podarchive.extract import extract_page, registry
-from podarchive.extract.links import links_in
-from podarchive.extract.markup import inner_html
-from podarchive.extract.page import Page
-from podarchive.extract.soup import tags
-from podarchive.extract.text import text_of
-from podarchive.types import PageNotes
+import podarchive.read.extract
+from podarchive.core.errors import ExtractError
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_page, registry
+from podarchive.read.extract.links import links_in
+from podarchive.read.extract.markup import inner_html
+from podarchive.read.extract.page import Page
+from podarchive.read.extract.soup import tags
+from podarchive.read.extract.text import text_of
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "podarchive"
 FIXTURE_PAGES = sorted((Path(__file__).parent / "fixtures").glob("*/**/*.html"))
@@ -91,17 +91,17 @@ def test_a_registered_extractor_changes_nothing_elsewhere(made_up: MadeUpHost) -
 
 def test_the_registry_ends_with_the_generic_fallback() -> None:
     names = [extractor.__name__ for extractor in registry.EXTRACTORS]  # type: ignore[attr-defined]
-    assert names == ["podarchive.extract.simplecast", "podarchive.extract.generic"]
+    assert names == ["podarchive.read.extract.simplecast", "podarchive.read.extract.generic"]
 
 
 def test_every_exported_name_is_importable() -> None:
-    for name in podarchive.extract.__all__:
-        assert getattr(podarchive.extract, name) is not None
+    for name in podarchive.read.extract.__all__:
+        assert getattr(podarchive.read.extract, name) is not None
 
 
 def test_importing_extract_loads_no_storage_network_or_cli_library() -> None:
     code = (
-        "import json, sys; import podarchive.extract; "
+        "import json, sys; import podarchive.read.extract; "
         "print(json.dumps(sorted({n.split('.')[0] for n, m in sys.modules.items() if m})))"
     )
     result = subprocess.run(

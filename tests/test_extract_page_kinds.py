@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from podarchive.extract import extract_page
-from podarchive.types import PageNotes
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_page
 
 URL = "https://harbourhours.example.org/episodes/42"
 PROSE = (

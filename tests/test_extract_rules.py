@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from podarchive.extract import extract_page
-from podarchive.extract.platforms import PLATFORM_FURNITURE
-from podarchive.types import PageNotes
+from podarchive.core.types import PageNotes
+from podarchive.read.extract import extract_page
+from podarchive.read.extract.platforms import PLATFORM_FURNITURE
 
 URL = "https://example.org/episodes/42"
 PROSE = (

@@ -16,11 +16,11 @@ import pytest
 from loopback import FIXTURES, LoopbackSite
 from test_history import keyed_dump
 
-from podarchive import item_split
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read import item_split
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 BUILD_DATE = re.compile(rb"<lastBuildDate>[^<]*</lastBuildDate>")
 FIRST_TITLE = re.compile(rb"(<item[\s>].*?<title[^>]*>)", re.S)
@@ -112,7 +112,7 @@ def test_fixture_feed_fast_path_equals_full_parse(tmp_path: Path, site: Loopback
 def test_fast_path_parses_only_new_items(
     tmp_path: Path, site: LoopbackSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import podarchive.reading as reading
+    import podarchive.read.jobs as reading
 
     seen: list[int] = []
     real = reading.parse_feed

@@ -11,7 +11,7 @@ import pytest
 from loopback import LoopbackSite
 
 from podarchive import USER_AGENT
-from podarchive.errors import (
+from podarchive.core.errors import (
     BlockedURL,
     BodyTooLarge,
     FetchError,
@@ -19,9 +19,9 @@ from podarchive.errors import (
     HTTPStatusError,
     RedirectError,
 )
-from podarchive.fetch import Fetcher, private_address
-from podarchive.settings import Settings
-from podarchive.types import FetchRecord
+from podarchive.core.settings import Settings
+from podarchive.core.types import FetchRecord
+from podarchive.net.fetch import Fetcher, private_address
 
 FAST = Settings(connect_timeout=2, read_timeout=1, deadline=3, retries=0, host_gap=0)
 

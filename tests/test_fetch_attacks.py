@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from podarchive import fetch
-from podarchive.errors import (
+from podarchive.core.errors import (
     Abandoned,
     BlockedURL,
     FetchError,
@@ -29,9 +28,10 @@ from podarchive.errors import (
     HTTPStatusError,
     RedirectError,
 )
-from podarchive.fetch import Fetcher
-from podarchive.settings import Settings
-from podarchive.types import FetchRecord
+from podarchive.core.settings import Settings
+from podarchive.core.types import FetchRecord
+from podarchive.net import fetch
+from podarchive.net.fetch import Fetcher
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux: kernel receive times
 QUICK = Settings(

@@ -13,8 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from podarchive.errors import ExtractError
-from podarchive.extract import extract_page
+from podarchive.core.errors import ExtractError
+from podarchive.read.extract import extract_page
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "extract_notes.py"
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from loopback import LoopbackSite, Reply
 
-from podarchive.config import FeedSchedule
-from podarchive.reparse import reparse
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.tasks.reparse import reparse
+from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(host_gap=0, retry_base=0.01, allow_private_hosts=True)
 ITEM = re.compile(rb"<item>.*?</item>", re.S)
@@ -281,8 +281,8 @@ def test_reparse_without_the_network_applies_a_parser_change(
     history_db: tuple[Path, Reply, Clock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, _, _ = history_db
-    import podarchive.reparse as reparse_module
-    from podarchive.rows import episode_writes as real_writes
+    import podarchive.tasks.reparse as reparse_module
+    from podarchive.read.rows import episode_writes as real_writes
 
     def shouting(parsed: Any, base: str) -> Any:
         writes, dup = real_writes(parsed, base)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackSite, serve_pytorch
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(
     connect_timeout=1,

@@ -4,7 +4,7 @@ Every module of ``src/podarchive`` (packages included) belongs to one layer of :
 lowest first. A module may import from its own layer and the layers below, never from one
 above; module-level imports form no circle. Importing a leaf or pure module loads none of the
 adapter libraries (:data:`ADAPTER_LIBRARIES`): the worker processes that preload
-:mod:`podarchive.reading` stay small, and the rules stay testable without a network or a
+:mod:`podarchive.read.jobs` stay small, and the rules stay testable without a network or a
 database. A new module must be given a layer here.
 """
 
@@ -23,80 +23,28 @@ import pytest
 PACKAGE = "podarchive"
 SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
-#: Lowest first. A name is a top-level module or package of podarchive (a package holds all its
-#: submodules); "podarchive" is the package's own ``__init__``.
+#: Lowest first. A name is a package of podarchive (it holds all its submodules), or
+#: "podarchive" (the package's own ``__init__``) and "__main__". The folder tree is the layering:
+#: one layer per package, but for the adapters, which are three packages side by side.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    (
-        "leaf",
-        frozenset(
-            {
-                "podarchive",
-                "errors",
-                "types",
-                "clock",
-                "urls",
-                "settings",
-                "mediatype",
-                "namespaces",
-            }
-        ),
-    ),
-    (
-        "pure",
-        frozenset(
-            {
-                "identity",
-                "history",
-                "podcast_ns",
-                "item_split",
-                "parse",
-                "extract",
-                "policy",
-                "cron",
-                "rows",
-                "reading",
-                "transcripts",
-                "feed_encoding",
-                "chapters",
-                "recheck",
-                "opml",
-            }
-        ),
-    ),
-    (
-        "adapters",
-        frozenset(
-            {"fetch", "hosts", "netguard", "store", "lock", "cpu", "config", "progress", "malloc"}
-        ),
-    ),
-    (
-        "app",
-        frozenset(
-            {
-                "fetch_for",
-                "pages",
-                "episode_files",
-                "pipeline",
-                "run",
-                "backfill",
-                "reparse",
-                "discover",
-                "scheduler",
-                "status",
-                "serve",
-                "archive_pages",
-                "shard_search",
-                "cluster",
-            }
-        ),  # fmt: skip
-    ),
-    ("shell", frozenset({"cli", "__main__"})),
+    ("core", frozenset({"podarchive", "core"})),
+    ("rules", frozenset({"rules"})),
+    ("read", frozenset({"read"})),
+    ("adapters", frozenset({"net", "store", "runtime"})),
+    ("update", frozenset({"update"})),
+    ("tasks", frozenset({"tasks"})),
+    ("daemon", frozenset({"daemon"})),
+    ("web", frozenset({"web"})),
+    ("cluster", frozenset({"cluster"})),
+    ("cli", frozenset({"cli", "__main__"})),
 )
+#: The layers that hold pure code: they load no adapter library at module level.
+PURE_LAYERS = ("core", "rules", "read")
 #: What the leaf and pure layers must not load, even indirectly.
 ADAPTER_LIBRARIES = ("sqlite_utils", "httpx", "apscheduler", "click", "rich")
 #: The only modules that may import these libraries at all (lazily or not).
 ONLY_IN = {
-    "apscheduler": frozenset({"scheduler", "cron"}),
+    "apscheduler": frozenset({"daemon", "rules"}),  # rules.cron, lazily
     "click": frozenset({"cli"}),
     "dramatiq": frozenset({"cluster"}),  # cluster.broker, the package's one adapter module
     "redis": frozenset({"cluster"}),
@@ -266,12 +214,16 @@ def circles(edges: Iterable[Import]) -> list[list[str]]:
 def test_the_graph_sees_the_package() -> None:
     """The walk finds modules, packages and both kinds of import (a broken walk passes all)."""
     modules = module_files()
-    assert {"podarchive", "podarchive.types", "podarchive.cli"} <= set(modules)
+    assert {"podarchive", "podarchive.core.types", "podarchive.cli"} <= set(modules)
     edges = {(e.source, e.target, e.where) for e in import_graph()}
-    assert ("podarchive.rows", "podarchive.types", "module") in edges
-    assert ("podarchive.cli", "podarchive.lock", "function") in edges  # the CLI's lazy imports
-    assert ("podarchive.cron", "apscheduler", "function") in edges
-    assert ("podarchive.scheduler", "apscheduler", "module") in edges
+    assert ("podarchive.read.rows", "podarchive.core.types", "module") in edges
+    assert (
+        "podarchive.cli",
+        "podarchive.runtime.lock",
+        "function",
+    ) in edges  # the CLI's lazy imports
+    assert ("podarchive.rules.cron", "apscheduler", "function") in edges
+    assert ("podarchive.daemon.scheduler", "apscheduler", "module") in edges
 
 
 def test_the_checks_catch_an_upward_import_and_a_circle(tmp_path: Path) -> None:
@@ -280,24 +232,27 @@ def test_the_checks_catch_an_upward_import_and_a_circle(tmp_path: Path) -> None:
     (root / "store").mkdir(parents=True)
     files = {
         "__init__.py": "",
-        "clock.py": "from podarchive.types import Row\n",
-        "types.py": "import podarchive.clock\n\ndef f():\n    from podarchive import cli\n",
-        "cli.py": "from . import types\n",
+        "core/__init__.py": "",
+        "core/clock.py": "from podarchive.core.types import Row\n",
+        "core/types.py": "import podarchive.core.clock\n\ndef f():\n    from podarchive import cli\n",
+        "cli/__init__.py": "from podarchive.core import types\n",
         "store/__init__.py": "from podarchive.store.feeds import Feeds\n",
-        "store/feeds.py": "from ..pipeline import run\n",
-        "pipeline.py": "from podarchive.store import Archive\n",
+        "store/feeds.py": "from ..update.one_feed import run\n",
+        "update/__init__.py": "",
+        "update/one_feed.py": "from podarchive.store import Archive\n",
     }
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     edges = import_graph(root)
     assert sorted(circles(e for e in edges if e.where == "module")) == [
-        ["podarchive.clock", "podarchive.types"],
-        ["podarchive.pipeline", "podarchive.store", "podarchive.store.feeds"],
+        ["podarchive.core.clock", "podarchive.core.types"],
+        ["podarchive.store", "podarchive.store.feeds", "podarchive.update.one_feed"],
     ]
     assert sorted(upward_imports(edges)) == [
-        "podarchive.store.feeds -> podarchive.pipeline (line 1, module-level)"
-        " [adapters imports app]",
-        "podarchive.types -> podarchive.cli (line 4, function-level) [leaf imports shell]",
+        "podarchive.core.types -> podarchive.cli (line 4, function-level) [core imports cli]",
+        "podarchive.store.feeds -> podarchive.update.one_feed (line 1, module-level)"
+        " [adapters imports update]",
     ]
 
 
@@ -340,7 +295,7 @@ def test_adapter_libraries_only_where_allowed() -> None:
 
 def test_the_core_imports_no_adapter_library_at_module_level() -> None:
     """The static side of the next test: a lazy import inside a function is the only way."""
-    core = {rank for rank, (name, _) in enumerate(LAYERS) if name in ("leaf", "pure")}
+    core = {rank for rank, (name, _) in enumerate(LAYERS) if name in PURE_LAYERS}
     wrong = [
         str(edge)
         for edge in import_graph()
@@ -352,16 +307,15 @@ def test_the_core_imports_no_adapter_library_at_module_level() -> None:
 
 
 CORE_MODULES = sorted(
-    (PACKAGE if name == PACKAGE else f"{PACKAGE}.{name}")
-    for layer, members in LAYERS
-    if layer in ("leaf", "pure")
-    for name in members
+    module
+    for module in module_files()
+    if any(top_name(module) in members for layer, members in LAYERS if layer in PURE_LAYERS)
 )
 
 
 @pytest.mark.parametrize("module", CORE_MODULES)
 def test_importing_the_core_loads_no_adapter_library(module: str) -> None:
-    """In a fresh interpreter: ``import podarchive.reading`` (etc.) loads none of them."""
+    """In a fresh interpreter: ``import podarchive.read.jobs`` (etc.) loads none of them."""
     code = (
         "import importlib, sys\n"
         f"importlib.import_module({module!r})\n"

@@ -16,8 +16,8 @@ import pytest
 from conftest import FAST_ENV
 from loopback import LoopbackSite
 
-from podarchive.errors import ArchiveLocked, StorageError
-from podarchive.lock import archive_lock, archive_lock_path
+from podarchive.core.errors import ArchiveLocked, StorageError
+from podarchive.runtime.lock import archive_lock, archive_lock_path
 
 FEED = (
     b'<?xml version="1.0"?><rss version="2.0"><channel><title>Slow Show</title>'

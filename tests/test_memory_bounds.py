@@ -24,14 +24,14 @@ import pytest
 from loopback import LoopbackSite
 from test_cpu import needs_two_cores
 
-from podarchive.config import FeedSchedule
-from podarchive.cpu import CpuLane
-from podarchive.malloc import return_big_blocks
-from podarchive.reading import EpisodeWrites, read_feed
-from podarchive.run import RunReport, in_flight_limit, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.core.types import Link, Tag
+from podarchive.read.jobs import EpisodeWrites, read_feed
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.runtime.cpu import CpuLane
+from podarchive.runtime.malloc import return_big_blocks
 from podarchive.store import Archive
-from podarchive.types import Link, Tag
+from podarchive.update.run import RunReport, in_flight_limit, update_feeds
 
 FEED = """<?xml version="1.0"?><rss version="2.0"><channel><title>Feed {k}</title>
 <link>https://example.com/{k}</link>{items}</channel></rss>"""

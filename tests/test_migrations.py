@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import SCHEMA_VERSION, Archive
+from podarchive.update.run import update_feeds
 
 ARCHIVES = Path(__file__).parent / "fixtures" / "archives"
 

@@ -26,17 +26,17 @@ from click.testing import CliRunner
 from loopback import LoopbackSite
 from redis_server import RedisServer
 
-import podarchive.backfill
-import podarchive.run
+import podarchive.tasks.backfill
+import podarchive.update.run
 from podarchive.cli import cli
 from podarchive.cluster.broker import Cluster
-from podarchive.cluster.shards import shard_path
 from podarchive.cluster.worker import ShardWorker
-from podarchive.config import FeedSchedule
-from podarchive.fetch import Fetcher
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.core.types import FeedState
+from podarchive.net.fetch import Fetcher
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import shard_path
 from podarchive.store import Archive
-from podarchive.types import FeedState
 
 PUBLIC = "127.0.0.2"
 ITUNES = "http://www.itunes.com/dtds/podcast-1.0.dtd"
@@ -51,8 +51,8 @@ def only_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 @pytest.fixture(autouse=True)
 def _guard_as_if_public(monkeypatch: pytest.MonkeyPatch) -> None:
     guarded = partial(Fetcher, address_blocked=only_public)
-    monkeypatch.setattr(podarchive.run, "Fetcher", guarded)
-    monkeypatch.setattr(podarchive.backfill, "Fetcher", guarded)
+    monkeypatch.setattr(podarchive.update.run, "Fetcher", guarded)
+    monkeypatch.setattr(podarchive.tasks.backfill, "Fetcher", guarded)
 
 
 @pytest.fixture

@@ -18,16 +18,8 @@ from loopback import FIXTURES, LoopbackSite
 from test_cli import podarchive
 
 from podarchive.cli import cli
-from podarchive.config import (
-    FeedSchedule,
-    add_schedule,
-    add_schedules,
-    load_schedule_file,
-    load_schedules,
-    render_schedule,
-)
-from podarchive.errors import OpmlError, ScheduleError
-from podarchive.opml import (
+from podarchive.core.errors import OpmlError, ScheduleError
+from podarchive.read.opml import (
     MAX_DEPTH,
     MAX_OPML_BYTES,
     PODARCHIVE_NS,
@@ -36,6 +28,14 @@ from podarchive.opml import (
     parse_opml,
     render_opml,
     url_key,
+)
+from podarchive.read.schedule_files import (
+    FeedSchedule,
+    add_schedule,
+    add_schedules,
+    load_schedule_file,
+    load_schedules,
+    render_schedule,
 )
 
 OPML = FIXTURES / "opml"

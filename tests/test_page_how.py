@@ -21,11 +21,11 @@ import pytest
 from commands import invoke, query
 from loopback import LoopbackSite
 
-from podarchive.extract import extract_page
-from podarchive.pages import pages_due
-from podarchive.serve import make_datasette
+from podarchive.core.types import LOW_CONFIDENCE
+from podarchive.read.extract import extract_page
 from podarchive.store import PAGE_FORMAT, Archive
-from podarchive.types import LOW_CONFIDENCE
+from podarchive.update.pages import pages_due
+from podarchive.web.serve import make_datasette
 
 LINES = [
     (0, "Ada", "Welcome back to Loopback Talks, where we take apart a kernel dispatcher."),

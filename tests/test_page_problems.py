@@ -34,14 +34,14 @@ from conftest import FAST_ENV
 from loopback import FIXTURES, PYTORCH_MEDIA, PYTORCH_SITE, LoopbackSite
 
 from podarchive.cli import cli
-from podarchive.config import FeedSchedule, load_schedule_file
-from podarchive.errors import FetchError, HostBackoff
-from podarchive.fetch import Fetcher
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
-from podarchive.status import fix_for, plural, problem_line, reason_of, reasons
+from podarchive.core.errors import FetchError, HostBackoff
+from podarchive.core.settings import Settings
+from podarchive.core.types import FetchRecord
+from podarchive.net.fetch import Fetcher
+from podarchive.read.schedule_files import FeedSchedule, load_schedule_file
 from podarchive.store import SCHEMA_VERSION, Archive
-from podarchive.types import FetchRecord
+from podarchive.tasks.status import fix_for, plural, problem_line, reason_of, reasons
+from podarchive.update.run import update_feeds
 
 REPO = Path(__file__).resolve().parents[1]
 V7 = Path(__file__).parent / "fixtures" / "archives" / "v7.sqlite"
@@ -758,7 +758,7 @@ def test_a_keyboard_interrupt_anywhere_in_a_command_is_exit_130_never_aborted(
     monkeypatch.setattr("podarchive.cli.update_feeds", interrupted)
     code, out, err = invoke("run", "https://x.example/feed.xml", "--db", str(tmp_path / "a.db"))
     assert (code, out, err) == (130, "", "podarchive: interrupted\n")
-    monkeypatch.setattr("podarchive.discover.find_feed", interrupted)
+    monkeypatch.setattr("podarchive.tasks.discover.find_feed", interrupted)
     code, _, err = invoke("add", "https://x.example/feed.xml", "--schedules", str(tmp_path))
     assert (code, err) == (130, "podarchive: interrupted\n")
 

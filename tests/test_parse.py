@@ -1,4 +1,4 @@
-"""Tests for podarchive.parse (feedparser adapter) and podarchive.podcast_ns (lxml pass)."""
+"""Tests for podarchive.read.parse (feedparser adapter) and podarchive.read.podcast_ns (lxml pass)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from podarchive import parse as parse_module
-from podarchive import podcast_ns
-from podarchive.errors import NotAFeed, ParseError
-from podarchive.parse import parse_duration, parse_feed
-from podarchive.types import Enclosure, ParsedFeed
+from podarchive.core.errors import NotAFeed, ParseError
+from podarchive.core.types import Enclosure, ParsedFeed
+from podarchive.read import parse as parse_module
+from podarchive.read import podcast_ns
+from podarchive.read.parse import parse_duration, parse_feed
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN = TESTS / "golden" / "parse"

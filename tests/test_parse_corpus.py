@@ -32,9 +32,9 @@ from urllib.parse import urljoin
 
 import pytest
 
-from podarchive.errors import ParseError
-from podarchive.parse import parse_feed
-from podarchive.types import Episode
+from podarchive.core.errors import ParseError
+from podarchive.core.types import Episode
+from podarchive.read.parse import parse_feed
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PODCASTPARSER = CORPUS / "02-podcastparser-tests" / "tests" / "data"

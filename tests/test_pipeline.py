@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from loopback import LoopbackSite, serve_pytorch
 
-from podarchive.config import FeedSchedule
-from podarchive.run import RunReport, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import RunReport, update_feeds
 
 SETTINGS = Settings(
     connect_timeout=10,

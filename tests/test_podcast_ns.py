@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from podarchive import podcast_ns
-from podarchive.types import Tag
+from podarchive.core.types import Tag
+from podarchive.read import podcast_ns
 
 PODCAST = "https://podcastindex.org/namespace/1.0"
 NS = (

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podarchive.policy import (
+from podarchive.rules.policy import (
     FOREVER,
     MAX_BACKOFF,
     MAX_FLOOR,

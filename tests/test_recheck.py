@@ -1,4 +1,4 @@
-"""Tests for podarchive.recheck: age rule, back-off, jitter, page_every, next_check, properties."""
+"""Tests for podarchive.rules.recheck: age rule, back-off, jitter, page_every, next_check, properties."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podarchive.policy import FOREVER, MAX_BACKOFF, PAGE_RETRY_BASE, error_backoff, jitter
-from podarchive.recheck import (
+from podarchive.rules.policy import FOREVER, MAX_BACKOFF, PAGE_RETRY_BASE, error_backoff, jitter
+from podarchive.rules.recheck import (
     JITTER_CAP,
     JITTER_FRACTION,
     MAX_RECHECK_WAIT,

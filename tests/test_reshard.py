@@ -28,13 +28,13 @@ from loopback import LoopbackSite, serve_pytorch
 
 import podarchive.cluster.reshard as reshard_module
 from podarchive.cluster.reshard import ReshardReport, reshard
-from podarchive.cluster.shards import find_shards, shard_layouts, shard_of, shard_path
-from podarchive.config import FeedSchedule
-from podarchive.errors import ArchiveLocked, ConfigError, StorageError
-from podarchive.lock import archive_lock
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.errors import ArchiveLocked, ConfigError, StorageError
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import find_shards, shard_layouts, shard_of, shard_path
+from podarchive.runtime.lock import archive_lock
 from podarchive.store import SCHEMA_VERSION, Archive, Transplanted, check_archive, transplant
+from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(
     connect_timeout=2, read_timeout=2, deadline=10, allow_private_hosts=True, host_gap=0,

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 import podarchive.store
+from podarchive.core.types import EpisodeWrite, FetchRecord
 from podarchive.store import SCHEMA_VERSION, Archive, schema
-from podarchive.types import EpisodeWrite, FetchRecord
 
 NOW = "2026-12-02T12:00:00Z"
 LATER = "2026-12-02T13:00:00Z"

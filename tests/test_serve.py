@@ -32,13 +32,13 @@ from hypothesis import strategies as st
 from loopback import LoopbackSite, Reply, serve_pytorch
 
 from podarchive.cli import cli
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.serve import SETTINGS, check_archive, make_datasette, metadata_for
-from podarchive.settings import Settings
-from podarchive.shard_search import fts_phrases
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.read.transcript_formats import format_timestamp, media_link
 from podarchive.store import Archive
-from podarchive.transcripts import format_timestamp, media_link
+from podarchive.update.run import update_feeds
+from podarchive.web.serve import SETTINGS, check_archive, make_datasette, metadata_for
+from podarchive.web.shard_search import fts_phrases
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
 
@@ -191,7 +191,7 @@ def test_metadata_names_only_tables_and_columns_of_the_schema(tmp_path: Path) ->
 
 
 def test_check_archive_refuses_missing_and_foreign_files(tmp_path: Path) -> None:
-    from podarchive.serve import NotAnArchive
+    from podarchive.web.serve import NotAnArchive
 
     with pytest.raises(NotAnArchive, match="no archive at"):
         check_archive(tmp_path / "missing.db")
@@ -518,7 +518,7 @@ def test_search_transcripts(archive: Path) -> None:
 
 
 def test_search_transcripts_times_and_links_match_python(archive: Path) -> None:
-    # the SQL's h:mm:ss and media fragment are podarchive.transcripts' format_timestamp and
+    # the SQL's h:mm:ss and media fragment are podarchive.read.transcript_formats' format_timestamp and
     # media_link, for every passage of the archive (a speaker's name is searched too)
     found = rows(archive, "/archive/search_transcripts.json?q=edward+yang")
     stored = {
@@ -931,7 +931,7 @@ def test_soundbite_links(namespace: Path) -> None:
         "https://cdn.example.com/ae/ep1.mp3#t=12",
         "https://cdn.example.com/ae/ep1.mp3#t=3725",
     ]
-    # the SQL's h:mm:ss and media fragment are podarchive.transcripts' functions
+    # the SQL's h:mm:ss and media fragment are podarchive.read.transcript_formats' functions
     stored = {
         tag: (start, enclosure)
         for tag, start, enclosure in sql(

@@ -19,14 +19,14 @@ import httpx
 import pytest
 from loopback import LoopbackSite, Reply, serve_pytorch
 
-from podarchive.cluster.shards import shard_of, shard_path
-from podarchive.config import FeedSchedule
-from podarchive.errors import ConfigError, NotAnArchive, PodarchiveError
-from podarchive.run import update_feeds
-from podarchive.serve import make_datasette, metadata_for, serve_shards
-from podarchive.settings import Settings
-from podarchive.shard_search import CROSS_NAME, shard_groups, sqlite_attach_limit
+from podarchive.core.errors import ConfigError, NotAnArchive, PodarchiveError
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import shard_of, shard_path
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
+from podarchive.web.serve import make_datasette, metadata_for, serve_shards
+from podarchive.web.shard_search import CROSS_NAME, shard_groups, sqlite_attach_limit
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
 

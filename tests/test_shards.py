@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podarchive.cluster.shards import (
+from podarchive.core.errors import ConfigError
+from podarchive.rules.shards import (
     MAX_SHARDS,
     check_shard,
     check_shards,
@@ -26,7 +27,6 @@ from podarchive.cluster.shards import (
     shard_of,
     shard_path,
 )
-from podarchive.errors import ConfigError
 
 # Fixed forever: a worker of any release, on any machine, must put these feeds in these
 # shards (a change here re-homes every feed of every cluster: only ever through reshard).
@@ -58,7 +58,7 @@ def test_the_same_in_another_process_with_another_hash_seed() -> None:
     sample = [f"https://host{i}.example/feed/{i}.xml" for i in range(200)]
     code = (
         "import json, sys\n"
-        "from podarchive.cluster.shards import shard_of\n"
+        "from podarchive.rules.shards import shard_of\n"
         "urls = json.loads(sys.stdin.read())\n"
         "print(json.dumps([[shard_of(u, n) for n in (2, 3, 16)] for u in urls]))\n"
     )

@@ -12,11 +12,11 @@ from pathlib import Path
 import feedparser
 import pytest
 
-from podarchive import podcast_ns
-from podarchive.chapters import MAX_CHAPTERS
-from podarchive.parse import parse_feed
-from podarchive.rows import episode_row
-from podarchive.types import Chapter, Episode
+from podarchive.core.types import Chapter, Episode
+from podarchive.read import podcast_ns
+from podarchive.read.chapter_formats import MAX_CHAPTERS
+from podarchive.read.parse import parse_feed
+from podarchive.read.rows import episode_row
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "parse"
 PSC = "http://podlove.org/simple-chapters"

@@ -15,7 +15,14 @@ from pathlib import Path
 
 from conftest import FAST_ENV
 
-PARSERS = ("feedparser", "lxml", "bs4", "soupsieve", "podarchive.parse", "podarchive.extract")
+PARSERS = (
+    "feedparser",
+    "lxml",
+    "bs4",
+    "soupsieve",
+    "podarchive.read.parse",
+    "podarchive.read.extract",
+)
 NEVER = ("rich", "pygments", "httpx._main")
 SHOW_MODULES = (
     "import atexit, sys\n"

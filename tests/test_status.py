@@ -13,12 +13,12 @@ import pytest
 from conftest import FAST_ENV
 from loopback import LoopbackSite
 
-from podarchive.clock import iso
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
-from podarchive.status import daemon_state, heartbeat_path, write_heartbeat
+from podarchive.core.clock import iso
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.tasks.status import daemon_state, heartbeat_path, write_heartbeat
+from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(retries=0, host_gap=0, allow_private_hosts=True)
 NOW = datetime.now(UTC).replace(microsecond=0)  # the fixture archive's clock

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from podarchive.core.types import EpisodeWrite, Link, SaveStats, Tag
 from podarchive.store import Archive
 from podarchive.store.episodes import WINDOW
-from podarchive.types import EpisodeWrite, Link, SaveStats, Tag
 
 PODCAST = "https://podcastindex.org/namespace/1.0"
 COUNT = 2 * WINDOW + 37  # more than two windows

@@ -31,10 +31,10 @@ import pytest
 from loopback import LoopbackSite
 from lxml import etree
 
-from podarchive.config import FeedSchedule
-from podarchive.run import RunReport, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import RunReport, update_feeds
 
 FOLDERS = ("02-podcastparser-tests", "03-real-feeds")
 NOT_FEEDS = re.compile(r"(SOURCE\.txt|LICENSE.*|.*\.json|.*\.md|.*\.ya?ml)$")

@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from podarchive import podcast_ns
-from podarchive.errors import ParseError
-from podarchive.parse import parse_feed
-from podarchive.rows import channel_row, episode_row, episode_writes
-from podarchive.types import Channel, Episode, Tag
+from podarchive.core.errors import ParseError
+from podarchive.core.types import Channel, Episode, Tag
+from podarchive.read import podcast_ns
+from podarchive.read.parse import parse_feed
+from podarchive.read.rows import channel_row, episode_row, episode_writes
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "parse"
 PODCAST = "https://podcastindex.org/namespace/1.0"

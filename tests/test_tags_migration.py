@@ -27,10 +27,10 @@ from commands import invoke
 from conftest import FAST_ENV
 from test_tags_archive import Element, TagRow, current_tags, own_text, qname, read_feed
 
-from podarchive.config import FeedSchedule
-from podarchive.run import update_feeds
-from podarchive.settings import Settings
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import update_feeds
 
 V7 = Path(__file__).parent / "fixtures" / "archives" / "v7.sqlite"
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -1,4 +1,4 @@
-"""Tests for podarchive.transcripts: goldens per format, edge cases, malformed bodies, properties."""
+"""Tests for podarchive.read.transcript_formats: goldens per format, edge cases, malformed bodies, properties."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podarchive.errors import ParseError, TranscriptError
-from podarchive.transcripts import (
+from podarchive.core.errors import ParseError, TranscriptError
+from podarchive.core.types import ParsedTranscript, TranscriptSegment
+from podarchive.read.transcript_formats import (
     MAX_EXAMPLES,
     format_timestamp,
     media_link,
     parse_transcript,
 )
-from podarchive.types import ParsedTranscript, TranscriptSegment
 
 GOLDEN = Path(__file__).parent / "golden" / "transcripts"
 TYPES = {

@@ -1,4 +1,4 @@
-"""Tests for podarchive.urls."""
+"""Tests for podarchive.core.urls."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podarchive.urls import (
+from podarchive.core.urls import (
     CACHE_BUSTER_PARAMS,
     TRACKING_PARAMS,
     domain_of,

@@ -215,8 +215,8 @@ def test_the_pipeline_writes_to_the_migrated_archive(tmp_path: Path) -> None:
 
 def _writes(archive: Archive, feed_id: int, key: str) -> list[Any]:
     """The episode ``key`` as the feed would give it with its notes edited (links kept)."""
+    from podarchive.core.types import EpisodeWrite, Link
     from podarchive.store.schema import EPISODE_COLUMNS
-    from podarchive.types import EpisodeWrite, Link
 
     row = archive.db.execute(
         f"SELECT {', '.join(EPISODE_COLUMNS)} FROM episodes WHERE feed_id = ? AND key = ?",

@@ -26,8 +26,10 @@ from typing import Any
 import pytest
 from test_covering_indexes_migration import current_writes, meta
 
-from podarchive.chapters import parse_chapters_json
-from podarchive.clock import iso, parse_iso
+from podarchive.core.clock import iso, parse_iso
+from podarchive.core.types import FileTask, KeptBody
+from podarchive.read.chapter_formats import parse_chapters_json
+from podarchive.read.transcript_formats import parse_transcript
 from podarchive.store import (
     APPLICATION_ID,
     FTS_UPDATE_TRIGGER,
@@ -35,8 +37,6 @@ from podarchive.store import (
     Archive,
 )
 from podarchive.store import base as store_base
-from podarchive.transcripts import parse_transcript
-from podarchive.types import FileTask, KeptBody
 
 V7 = Path(__file__).parent / "fixtures" / "archives" / "v7.sqlite"
 # after every stamp the fixture holds (its runs were at 2026-12-01..04 09:00Z): "now" at the

@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackSite
 
-from podarchive.config import FeedSchedule
-from podarchive.errors import ParseError
-from podarchive.parse import parse_feed
-from podarchive.run import RunReport, update_feeds
-from podarchive.settings import Settings
+from podarchive.core.errors import ParseError
+from podarchive.core.settings import Settings
+from podarchive.read.parse import parse_feed
+from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
+from podarchive.update.run import RunReport, update_feeds
 
 SETTINGS = Settings(
     connect_timeout=2, read_timeout=2, deadline=10, allow_private_hosts=True, host_gap=0

@@ -5,7 +5,7 @@ scores another folder of labelled pages the same way: ``DIR/<id>.html`` or
 ``DIR/pages/<id>.html``, ``DIR/labels/<id>.json``, ``DIR/feeds/<id>.html`` where the feed is
 known, and the page's URL in its label (``page_url``) or in ``DIR/SOURCE.tsv`` (a header row
 with ``id`` and ``page_url`` columns). Each page is run
-through ``podarchive.extract.extract_page`` with the feed's description (``feeds/<id>.html``,
+through ``podarchive.read.extract.extract_page`` with the feed's description (``feeds/<id>.html``,
 where the feed has one) and without it, and through trafilatura when it is importable (a
 benchmark-only peer, run as the corpus' ``run.py`` runs it). The scores come from the
 ``score.py`` of ``../shared/corpus/07-real-episode-pages`` (imported in place at run time, never
@@ -49,8 +49,8 @@ def load_score(corpus: Path) -> ModuleType:
 
 
 def run_podarchive(raw: bytes, url: str, feed: str | None) -> dict[str, Any]:
-    from podarchive.errors import ExtractError
-    from podarchive.extract import extract_page
+    from podarchive.core.errors import ExtractError
+    from podarchive.read.extract import extract_page
 
     try:
         n = extract_page(raw, url, feed_notes=feed)

@@ -46,18 +46,18 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.config import (
+from podarchive.core.errors import one_line
+from podarchive.core.urls import normalize_url
+from podarchive.read.schedule_files import (
     MAX_INTERVAL,
     FeedSchedule,
     check_feed_url,
     load_schedules,
     parse_interval,
 )
-from podarchive.errors import one_line
-from podarchive.run import RunReport, update_due, update_feeds
-from podarchive.status import plural, problem_line
 from podarchive.store import Archive, check_file
-from podarchive.urls import normalize_url
+from podarchive.tasks.status import plural, problem_line
+from podarchive.update.run import RunReport, update_due, update_feeds
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -126,8 +126,8 @@ def run(
     Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
     and SIGHUP (exit 129).
     """
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.runtime.lock import archive_lock
 
     settings = run_settings(allow_private_hosts)
     if urls:
@@ -219,11 +219,11 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
     """
     from collections.abc import Sequence
 
-    from podarchive.clock import iso, utcnow
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
-    from podarchive.pipeline import feed_due_at
-    from podarchive.scheduler import CycleResult
+    from podarchive.core.clock import iso, utcnow
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.daemon.scheduler import CycleResult
+    from podarchive.runtime.lock import archive_lock
+    from podarchive.update.one_feed import feed_due_at
 
     def update(feeds: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
         try:
@@ -278,10 +278,10 @@ def daemon(
     (one ERROR line) until it is back: a new empty archive is only started by a restart.
     SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
     """
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock, daemon_lock
-    from podarchive.scheduler import Daemon
-    from podarchive.status import heartbeat_path
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.daemon.scheduler import Daemon
+    from podarchive.runtime.lock import archive_lock, daemon_lock
+    from podarchive.tasks.status import heartbeat_path
 
     _daemon_logging()
     settings = run_settings(allow_private_hosts)
@@ -350,9 +350,9 @@ def status(
     With --shards-dir, the feeds of every shard of a cluster, each shard's line, and with
     --broker its worker and queue; exit 1 also when a shard has no live worker.
     """
-    from podarchive.clock import utcnow
-    from podarchive.status import heartbeat_path, json_text, read_heartbeat, render_table
-    from podarchive.status import report as status_report
+    from podarchive.core.clock import utcnow
+    from podarchive.tasks.status import heartbeat_path, json_text, read_heartbeat, render_table
+    from podarchive.tasks.status import report as status_report
 
     try:
         threshold = parse_interval(failing_for)
@@ -394,8 +394,8 @@ def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: 
     needs the datasette extra. With --shards-dir, every shard of a cluster in one
     Datasette: each shard its own database, and 'all-shards' searching them all at once.
     """
-    from podarchive.serve import serve as serve_archive
-    from podarchive.serve import serve_shards
+    from podarchive.web.serve import serve as serve_archive
+    from podarchive.web.serve import serve_shards
 
     if shards_dir is not None:
         serve_shards(
@@ -426,7 +426,7 @@ for _command in (*SCHEDULE_COMMANDS, *ARCHIVE_COMMANDS, *CLUSTER_COMMANDS):
 
 def main() -> None:
     """Console entry point."""
-    from podarchive.malloc import return_big_blocks
+    from podarchive.runtime.malloc import return_big_blocks
 
     return_big_blocks()  # a run's feed bodies go back to the system once stored (#15)
     try:

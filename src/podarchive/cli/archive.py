@@ -22,14 +22,14 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.config import (
+from podarchive.core.errors import one_line, safe_url
+from podarchive.read.schedule_files import (
     FeedSchedule,
     check_feed_url,
     load_schedules,
 )
-from podarchive.errors import one_line, safe_url
-from podarchive.status import plural
 from podarchive.store import Archive
+from podarchive.tasks.status import plural
 
 
 @click.command()
@@ -46,7 +46,7 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     """
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
-    from podarchive.reparse import reparse as rebuild_from_snapshots
+    from podarchive.tasks.reparse import reparse as rebuild_from_snapshots
 
     with _locked(db_path), _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
@@ -192,9 +192,9 @@ def backfill(
     """
     import signal
 
-    from podarchive.backfill import BackfillOptions
-    from podarchive.backfill import backfill as run_backfill
-    from podarchive.progress import make_progress
+    from podarchive.runtime.progress import make_progress
+    from podarchive.tasks.backfill import BackfillOptions
+    from podarchive.tasks.backfill import backfill as run_backfill
 
     settings = run_settings(allow_private_hosts)
     if rate:
@@ -293,8 +293,8 @@ def check(db_path: Path, repair_fts: bool) -> None:
     nothing, except with --repair-fts: a damaged full-text index (and nothing else) is
     rebuilt from the episodes, under the archive lock.
     """
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.runtime.lock import archive_lock
     from podarchive.store import check_archive
 
     tables, problems = check_archive(db_path)

@@ -33,11 +33,11 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.config import MAX_INTERVAL, load_schedules
-from podarchive.errors import ConfigError
+from podarchive.core.errors import ConfigError
+from podarchive.read.schedule_files import MAX_INTERVAL, load_schedules
 
 DEFAULT_SHARDS_DIR = Path("shards")
-MAX_SHARDS = 4096  # podarchive.cluster.shards.MAX_SHARDS, without importing the package
+MAX_SHARDS = 4096  # podarchive.rules.shards.MAX_SHARDS, without importing the package
 
 broker_option = click.option(
     "--broker",
@@ -226,7 +226,7 @@ def scheduler(
     """
     _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
-    from podarchive.cluster.scheduler import ClusterScheduler
+    from podarchive.cluster.dispatch import ClusterScheduler
 
     _cluster_logging()
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
@@ -335,9 +335,9 @@ def cluster_status(
     """``status --shards-dir``: every shard's feeds, and with a broker its workers (exit 1:
     a feed failing longer than the threshold, or a shard without a live worker)."""
 
-    from podarchive.clock import utcnow
-    from podarchive.cluster.shards import find_shards, parse_shard_name
-    from podarchive.cluster.status import cluster_report, render_cluster
+    from podarchive.cluster.shard_status import cluster_report, render_cluster
+    from podarchive.core.clock import utcnow
+    from podarchive.rules.shards import find_shards, parse_shard_name
     from podarchive.store import Archive
 
     paths = find_shards(shards_dir, shards)
@@ -364,7 +364,7 @@ def cluster_status(
     now = utcnow()
     doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
     if as_json:
-        from podarchive.status import json_text
+        from podarchive.tasks.status import json_text
 
         click.echo(json_text(doc))
     else:

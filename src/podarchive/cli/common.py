@@ -22,18 +22,18 @@ from typing import Any, TypeVar
 import click
 from click.types import FloatParamType
 
-from podarchive.clock import now_iso
-from podarchive.errors import (
+from podarchive.core.clock import now_iso
+from podarchive.core.errors import (
     ConfigError,
     PodarchiveError,
     StorageError,
     escape_controls,
     shorten,
 )
-from podarchive.lock import FileLock
-from podarchive.settings import Settings, settings_from_env
-from podarchive.status import plural
+from podarchive.core.settings import Settings, settings_from_env
+from podarchive.runtime.lock import FileLock
 from podarchive.store import Archive, check_file
+from podarchive.tasks.status import plural
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -282,8 +282,8 @@ def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
 def _locked(db_path: Path) -> FileLock:
     """The archive's lock for a command that must not wait: held by another run, the command
     fails in one line. A foreign database gets no lock file beside it."""
-    from podarchive.errors import ArchiveLocked
-    from podarchive.lock import archive_lock
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.runtime.lock import archive_lock
 
     check_file(db_path)
     try:
@@ -298,7 +298,7 @@ def _fill_tags_once(archive: Archive) -> None:
     if archive.feeds_without_tags():
         log = logging.getLogger("podarchive")
         log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
-        from podarchive.reparse import fill_tags
+        from podarchive.tasks.reparse import fill_tags
 
         for report in fill_tags(archive, now_iso()):
             replayed = plural(report.bodies, "body", "bodies")

@@ -20,7 +20,9 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.config import (
+from podarchive.core.errors import safe_url, shorten
+from podarchive.core.settings import user_agent_problem
+from podarchive.read.schedule_files import (
     FeedSchedule,
     add_schedule,
     check_every,
@@ -31,10 +33,8 @@ from podarchive.config import (
     render_schedule,
     update_schedule,
 )
-from podarchive.cron import validate_cron
-from podarchive.errors import safe_url, shorten
-from podarchive.recheck import check_page_every
-from podarchive.settings import user_agent_problem
+from podarchive.rules.cron import validate_cron
+from podarchive.rules.recheck import check_page_every
 
 
 @click.command()
@@ -130,7 +130,7 @@ def add(
         settings = run_settings(allow_private_hosts)
         if user_agent:
             settings = settings.replace(user_agent=user_agent)
-        from podarchive.discover import find_feed
+        from podarchive.tasks.discover import find_feed
 
         found = find_feed(url, settings)
         if found.discovered_from:
@@ -194,7 +194,7 @@ class OpmlFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        from podarchive.errors import escape_controls
+        from podarchive.core.errors import escape_controls
 
         click.echo(f"podarchive: {escape_controls(self.message)}", err=True)
 
@@ -238,9 +238,9 @@ def import_opml(
     taken). Exit 1 if a feed failed its check (the others are scheduled), 2 if FILE is no
     usable OPML or a setting in it is bad.
     """
-    from podarchive.config import add_schedules
-    from podarchive.errors import OpmlError, one_line
-    from podarchive.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
+    from podarchive.core.errors import OpmlError, one_line
+    from podarchive.read.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
+    from podarchive.read.schedule_files import add_schedules
 
     if every and cron:
         raise click.UsageError("give --every or --cron, not both")
@@ -271,7 +271,7 @@ def import_opml(
         for s in first
     ]
     settings = None if no_check else run_settings(allow_private_hosts)
-    from podarchive.discover import FeedChecks
+    from podarchive.tasks.discover import FeedChecks
 
     checks = FeedChecks(new, settings)
     counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "skipped"), 0)
@@ -323,7 +323,7 @@ def _overrides(
 def _planned(feed: Any, path: str, overrides: dict[str, Any], allow_fast: bool) -> FeedSchedule:
     """A new feed's schedule entry: its outline's podarchive settings, checked as a schedule
     file's (a bad one is exit 2, before anything is fetched), then the command's options."""
-    from podarchive.config import feed_from_options
+    from podarchive.read.schedule_files import feed_from_options
 
     where = f"line {feed.line}: podarchive" if feed.line else "podarchive"
     entry = feed_from_options(
@@ -360,9 +360,9 @@ def export(output: Path | None, schedules_dir: Path) -> None:
     settings that are not the defaults as podarchive:every="30m"… attributes (apps ignore
     them; 'podarchive import' reads them back).
     """
-    from podarchive.clock import utcnow
-    from podarchive.config import feed_options
-    from podarchive.opml import OpmlFeed, render_opml
+    from podarchive.core.clock import utcnow
+    from podarchive.read.opml import OpmlFeed, render_opml
+    from podarchive.read.schedule_files import feed_options
 
     feeds = load_schedules(schedules_dir, allow_fast=True)  # exporting polls nothing
     outlines = [OpmlFeed(f.url, f.name, options=feed_options(f)) for f in feeds]

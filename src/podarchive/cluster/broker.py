@@ -44,10 +44,10 @@ import redis
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import Retries
 
-from podarchive.clock import iso
-from podarchive.config import FeedSchedule
-from podarchive.errors import BrokerError
-from podarchive.settings import env_int
+from podarchive.core.clock import iso
+from podarchive.core.errors import BrokerError
+from podarchive.core.settings import env_int
+from podarchive.read.schedule_files import FeedSchedule
 
 log = logging.getLogger("podarchive")
 
@@ -168,7 +168,7 @@ def due_score(next_due_at: str | None) -> float:
 class Redeliver(BrokerError):
     """Raised by a message's handler: the feed was not stored (the worker is stopping); the
     message goes back on its queue, nothing is lost. A fetch the broker failed under is
-    started again by the worker itself (:mod:`podarchive.run`), not handed back."""
+    started again by the worker itself (:mod:`podarchive.update.run`), not handed back."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Per-host politeness over the whole cluster, kept in its broker (#16).
 
-:class:`BrokerHostTurns` is a :class:`podarchive.hosts.HostTurns` whose state lives in
+:class:`BrokerHostTurns` is a :class:`podarchive.net.hosts.HostTurns` whose state lives in
 Redis, shared by every worker: at most ``per_host`` requests in flight to a host, ``gap``
 seconds between the moments two are sent, and the Retry-After any worker was given. Two Lua
 scripts take and mark a turn atomically; every turn is a lease, so a worker that dies
@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 
-from podarchive.clock import iso
 from podarchive.cluster.broker import PREFIX, Cluster, broker_errors, log
-from podarchive.errors import Abandoned, BrokerError, HostBackoff
+from podarchive.core.clock import iso
+from podarchive.core.errors import Abandoned, BrokerError, HostBackoff
 
 BLOCK_RECHECK = 2.0  # seconds a worker trusts what it last read of a host's Retry-After
 
@@ -54,7 +54,7 @@ return 0
 
 
 class BrokerHostTurns:
-    """:class:`podarchive.hosts.HostTurns` held in the broker, for every worker at once: at
+    """:class:`podarchive.net.hosts.HostTurns` held in the broker, for every worker at once: at
     most ``per_host`` requests in flight to a host and ``gap`` seconds between the moments
     two are sent, over the whole cluster; a host's Retry-After blocks every worker.
 

@@ -23,8 +23,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from podarchive.errors import ArchiveLocked, ConfigError, StorageError
-from podarchive.lock import archive_lock
+from podarchive.core.errors import ArchiveLocked, ConfigError, StorageError
+from podarchive.rules.shards import (
+    check_shards,
+    find_shards,
+    parse_shard_name,
+    shard_layouts,
+    shard_of,
+    shard_path,
+)
+from podarchive.runtime.lock import archive_lock
 from podarchive.store import (
     SCHEMA_VERSION,
     Archive,
@@ -33,15 +41,6 @@ from podarchive.store import (
     feed_urls,
     table_counts,
     transplant,
-)
-
-from .shards import (
-    check_shards,
-    find_shards,
-    parse_shard_name,
-    shard_layouts,
-    shard_of,
-    shard_path,
 )
 
 PARTIAL = ".partial"

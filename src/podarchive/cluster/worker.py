@@ -3,7 +3,7 @@
 A worker holds its shard archive's lock for its whole life, so a shard is written by one
 worker at a time, and everything one archive guarantees (history, revisions, crash safety)
 holds per shard. It publishes the archive's due times to the broker's index on start (and
-again whenever the broker lost them), then runs one long :func:`podarchive.run.update_stream`
+again whenever the broker lost them), then runs one long :func:`podarchive.update.run.update_stream`
 fed by Dramatiq's threads: each message is put on the stream and its thread waits until the
 feed, with its pages and files, is stored; only then is the message acknowledged. A worker
 killed mid-feed leaves the message unacknowledged, and Dramatiq gives it to the next worker
@@ -29,17 +29,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from podarchive.clock import iso, utcnow
 from podarchive.cluster.broker import Cluster, DueEntry, Redeliver, worker_identity
 from podarchive.cluster.host_turns import BrokerHostTurns
-from podarchive.cluster.shards import check_shard, shard_of, shard_path
-from podarchive.config import FeedSchedule
-from podarchive.errors import Abandoned, BrokerError
-from podarchive.lock import FileLock, archive_lock_path
-from podarchive.pipeline import FeedReport
-from podarchive.run import update_stream
-from podarchive.settings import Settings
+from podarchive.core.clock import iso, utcnow
+from podarchive.core.errors import Abandoned, BrokerError
+from podarchive.core.settings import Settings
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.rules.shards import check_shard, shard_of, shard_path
+from podarchive.runtime.lock import FileLock, archive_lock_path
 from podarchive.store import Archive, check_file
+from podarchive.update.one_feed import FeedReport
+from podarchive.update.run import update_stream
 
 log = logging.getLogger("podarchive")
 BEAT_EVERY = 2.0  # seconds between heartbeats (and checks that the due index is there)
@@ -212,7 +212,7 @@ class ShardWorker:
     # the stream (the thread that owns the archive)
 
     def next_feed(self, block: bool) -> FeedSchedule | None:
-        """:class:`podarchive.run.FeedSource`: the next message still worth a poll."""
+        """:class:`podarchive.update.run.FeedSource`: the next message still worth a poll."""
         if self._resync.is_set():
             self._resync.clear()
             self._republish()

@@ -14,13 +14,13 @@
   episode lists), ``transcripts`` (segments) and ``chapters``;
 - ``transplant``: feeds copied between archives with their whole history (``reshard``).
 
-The store imports only ``podarchive.errors``, ``types`` and ``history`` (never fetch,
+The store imports only ``podarchive.core.errors``, ``types`` and ``history`` (never fetch,
 pipeline or cli).
 """
 
 from __future__ import annotations
 
-from podarchive.types import (
+from podarchive.core.types import (
     EpisodeWrite,
     FeedHistory,
     FeedState,
@@ -31,7 +31,17 @@ from podarchive.types import (
     Snapshot,
 )
 
-from .backfill import BackfillMixin
+from .archive_path import (
+    APPLICATION_ID,
+    BUSY_TIMEOUT,
+    SQLITE_MAGIC,
+    FileInfo,
+    check_file,
+    inspect_file,
+    refusal,
+    storage_error,
+)
+from .backfill_records import BackfillMixin
 from .base import (
     CHECKPOINT_WAIT_MS,
     QUICK_CHECK_EVERY,
@@ -40,8 +50,10 @@ from .base import (
     storage_errors,
 )
 from .check import CHECK_LIMIT, Problem, check_archive, fts_tables
+from .counts import StatusMixin
 from .documents import DocumentsMixin
 from .episode_files import FILE_TABLES, EpisodeFilesMixin
+from .episode_pages import PagesMixin
 from .episodes import (
     BOOKKEEPING_COLUMNS,
     CHURN_COLUMNS,
@@ -56,18 +68,7 @@ from .episodes import (
 )
 from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
 from .feeds import FEED_STATE_COLUMNS, FeedsMixin
-from .files import (
-    APPLICATION_ID,
-    BUSY_TIMEOUT,
-    SQLITE_MAGIC,
-    FileInfo,
-    check_file,
-    inspect_file,
-    refusal,
-    storage_error,
-)
 from .page_transcripts import PAGE_FORMAT
-from .pages import PagesMixin
 from .schema import (
     BOOKKEEPING_INDEX,
     EPISODE_COLUMNS,
@@ -85,7 +86,6 @@ from .schema import (
     Migration,
 )
 from .snapshots import MAX_DELTA_DEPTH, SnapshotsMixin
-from .status import StatusMixin
 from .transplant import (
     Transplanted,
     archive_version,

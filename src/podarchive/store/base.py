@@ -21,12 +21,12 @@ from typing import Any, Self, TypeVar
 
 import sqlite_utils
 
-from podarchive.clock import iso, utcnow
-from podarchive.errors import ArchiveDamaged, ArchiveMissing, StorageError
-from podarchive.types import Row
+from podarchive.core.clock import iso, utcnow
+from podarchive.core.errors import ArchiveDamaged, ArchiveMissing, StorageError
+from podarchive.core.types import Row
 
+from .archive_path import APPLICATION_ID, BUSY_TIMEOUT, check_file, storage_error, too_new
 from .check import CHECK_LIMIT, check_rows, fts_tables
-from .files import APPLICATION_ID, BUSY_TIMEOUT, check_file, storage_error, too_new
 from .schema import LOOKUP_INDEXES, MIGRATIONS, SCHEMA_VERSION
 
 CHECKPOINT_WAIT_MS = 200  # what a checkpoint waits for readers, at most

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from podarchive.types import Chapter, FileTask, ParsedChapters
+from podarchive.core.types import Chapter, FileTask, ParsedChapters
 
 from .base import Connection, json_objects
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from podarchive.errors import StorageError
+from podarchive.core.errors import StorageError
 
-from .files import BUSY_TIMEOUT, check_file
+from .archive_path import BUSY_TIMEOUT, check_file
 
 CHECK_LIMIT = 20  # problems listed per check
 

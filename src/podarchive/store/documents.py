@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 
-from podarchive.types import KeptBody
+from podarchive.core.types import KeptBody
 
 from .base import Connection
 

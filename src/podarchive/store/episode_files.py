@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from podarchive.types import FetchRecord, FileKind, FileTask, KeptBody, Row
+from podarchive.core.types import FetchRecord, FileKind, FileTask, KeptBody, Row
 
 from .base import json_objects
 from .chapters import ChaptersMixin

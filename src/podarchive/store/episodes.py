@@ -16,8 +16,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from itertools import islice
 from typing import Any
 
-from podarchive.history import TRACKED, ChurnIndex, absence, changed_fields
-from podarchive.types import EpisodeWrite, Link, Row, SaveStats
+from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats
+from podarchive.rules.history import TRACKED, ChurnIndex, absence, changed_fields
 
 from .episode_files import EpisodeFilesMixin
 from .schema import EPISODE_COLUMNS

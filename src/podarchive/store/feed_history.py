@@ -12,11 +12,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from podarchive.history import FEED_TRACKED
-from podarchive.types import FeedHistory, Row, SaveStats
+from podarchive.core.types import FeedHistory, Row, SaveStats
+from podarchive.rules.history import FEED_TRACKED
 
+from .archive_path import storage_error
 from .episodes import REVISION_COLUMNS, EpisodesMixin
-from .files import storage_error
 from .schema import EPISODE_COLUMNS, FEED_META_COLUMNS
 
 HISTORY_EPISODE_COLUMNS = (

@@ -9,8 +9,7 @@ import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from podarchive.history import FEED_TRACKED, changed_feed_fields
-from podarchive.types import (
+from podarchive.core.types import (
     MOVED_BY_CONTENT,
     EpisodeWrite,
     FeedState,
@@ -20,6 +19,7 @@ from podarchive.types import (
     Snapshot,
     Tag,
 )
+from podarchive.rules.history import FEED_TRACKED, changed_feed_fields
 
 from .episodes import EpisodesMixin
 from .fetch_log import FetchLogMixin

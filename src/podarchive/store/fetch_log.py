@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from podarchive.types import FetchRecord
+from podarchive.core.types import FetchRecord
 
 from .base import Connection
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from podarchive.types import FileTask, PageTranscriptSegment, ParsedTranscript, TranscriptSegment
+from podarchive.core.types import (
+    FileTask,
+    PageTranscriptSegment,
+    ParsedTranscript,
+    TranscriptSegment,
+)
 
 from .transcripts import TranscriptsMixin
 

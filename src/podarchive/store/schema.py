@@ -334,7 +334,7 @@ def _seconds_since(stamp: str, since: str) -> str:
     return f"(julianday({stamp}) - julianday({since})) * 86400"
 
 
-# the age rule of podarchive.recheck for pages archived before schema 8 (without jitter):
+# the age rule of podarchive.rules.recheck for pages archived before schema 8 (without jitter):
 # from the last fetch, daily under a week old, weekly under a month, then monthly
 _AGE_AT_FETCH = _seconds_since("page_fetched_at", "coalesce(published, first_seen_at)")
 _FIRST_RECHECK = (

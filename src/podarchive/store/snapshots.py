@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 
-from podarchive.types import Snapshot
+from podarchive.core.types import Snapshot
 
 from .base import Connection
 

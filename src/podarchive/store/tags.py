@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from podarchive.namespaces import label
-from podarchive.types import Row, Tag
+from podarchive.core.namespaces import label
+from podarchive.core.types import Row, Tag
 
 from .base import Connection
 

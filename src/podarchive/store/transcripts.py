@@ -9,7 +9,7 @@ revision (issue #23, :meth:`TranscriptsMixin._same_segments`).
 
 from __future__ import annotations
 
-from podarchive.types import FileTask, ParsedTranscript
+from podarchive.core.types import FileTask, ParsedTranscript
 
 from .base import Connection
 

@@ -54,9 +54,9 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from podarchive.errors import StorageError
+from podarchive.core.errors import StorageError
 
-from .files import BUSY_TIMEOUT, check_file, storage_error
+from .archive_path import BUSY_TIMEOUT, check_file, storage_error
 from .schema import LOOKUP_INDEXES, SCHEMA_VERSION
 
 ROOT = "feeds"

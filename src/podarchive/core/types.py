@@ -1,0 +1,517 @@
+"""Plain data passed between the pipeline's stages. Leaf module: imports only the stdlib.
+
+Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:00:00Z``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import zlib
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+LinkSource = Literal["feed", "page"]
+Row = dict[str, Any]  # one archive row, column → value
+#: What a request in the fetch log asked for (``fetches.kind``): a feed document (the
+#: subscription, an ``itunes:new-feed-url`` candidate, a backfill archive/paged document)
+#: or a web page (an episode page, a backfill sitemap or site listing), or a file an episode
+#: points to (``podcast:transcript``, ``podcast:chapters``).
+FetchKind = Literal["feed", "page", "transcript", "chapters"]
+#: A file an episode points to, fetched and parsed into rows (issue #12).
+FileKind = Literal["transcript", "chapters"]
+#: A transcript's or chapters file's state (``transcripts.status``, ``chapter_files.status``).
+FileStatus = Literal["pending", "ok", "empty", "failed"]
+#: An episode page's state in the archive (``episodes.page_status``).
+PageStatus = Literal["pending", "ok", "empty", "failed"]
+#: What storing one page outcome did: a page status, or ``not_modified`` (a 304).
+PageResult = Literal["ok", "not_modified", "empty", "failed"]
+#: A document a backfill walk stores (``backfill_pages.kind``): a ``rel="next"`` page of a
+#: paged feed, an RFC 5005 ``prev-archive`` document, or a site sitemap/listing.
+DocumentKind = Literal["next", "archive", "site"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One ``<a href>`` in a piece of show notes, in document order."""
+
+    position: int
+    url: str  # absolute
+    normalized_url: str  # lower-case host, no fragment, tracking parameters removed
+    domain: str  # host without "www."
+    text: str  # anchor text, whitespace collapsed
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # dataclasses' own pickling of a frozen slotted class calls fields() per object:
+        # a third of what an episode's 32 links cost to leave a worker process (#15)
+        return (Link, (self.position, self.url, self.normalized_url, self.domain, self.text))
+
+
+@dataclass(frozen=True, slots=True)
+class Enclosure:
+    url: str
+    type: str | None = None
+    length: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """``podcast:transcript``."""
+
+    url: str
+    type: str | None = None
+    language: str | None = None
+    rel: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chapters:
+    """``podcast:chapters``."""
+
+    url: str
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """``podcast:person``."""
+
+    name: str
+    role: str | None = None
+    group: str | None = None
+    href: str | None = None
+    img: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Funding:
+    """``podcast:funding``."""
+
+    url: str
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """One element outside RSS's own vocabulary (``podcast:*``, ``psc:*``, ``media:*``…), kept
+    losslessly (#13). A scope's tags are flattened in document order: ``parent`` is the index
+    of the parent element in the same tuple (None at the top, a direct child of the channel
+    or item); descendants of a captured element are captured too, whatever their namespace.
+    """
+
+    namespace: str  # the namespace URI as written ("" for an unqualified child)
+    name: str  # the local name
+    attributes: tuple[tuple[str, str], ...] = ()  # as written, in order; "{uri}local" if namespaced
+    text: str | None = None  # the element's own text (not its children's), stripped; None if empty
+    parent: int | None = None
+    position: int = 0  # among its parent's captured children (or the scope's top-level tags)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # as Link's
+        fields = (self.namespace, self.name, self.attributes, self.text, self.parent)
+        return (Tag, (*fields, self.position))
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """The podcast itself: what a feed says about the show."""
+
+    title: str | None = None
+    link: str | None = None  # the show's web site
+    description: str | None = None
+    author: str | None = None
+    owner_name: str | None = None
+    owner_email: str | None = None
+    image: str | None = None
+    language: str | None = None
+    categories: tuple[str, ...] = ()
+    explicit: bool | None = None
+    type: str | None = None  # itunes:type: episodic | serial
+    podcast_guid: str | None = None
+    locked: bool | None = None
+    funding: tuple[Funding, ...] = ()
+    new_feed_url: str | None = None  # itunes:new-feed-url
+    updated: str | None = None
+    ttl: int | None = None  # RSS <ttl>, minutes
+    update_period: str | None = None  # sy:updatePeriod: hourly, daily, weekly, ...
+    update_frequency: int | None = None  # sy:updateFrequency: times per period
+    complete: bool = False  # RFC 5005 fh:complete: absent episodes were removed
+    links: tuple[tuple[str, str], ...] = ()  # atom:link (rel, absolute href): next, prev-archive…
+    tags: tuple[Tag, ...] = ()  # the channel's extension elements, losslessly (#13)
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One ``<item>``/``<entry>`` of a feed, as parsed (before identity is assigned)."""
+
+    guid: str | None = None
+    title: str | None = None
+    link: str | None = None  # the episode's web page
+    published: str | None = None
+    updated: str | None = None
+    summary: str | None = None  # short plain-ish summary (itunes:summary / subtitle)
+    notes_html: str | None = None  # content:encoded, else description; raw, unsanitised
+    duration: int | None = None  # seconds
+    season: int | None = None
+    number: int | None = None  # itunes:episode
+    episode_type: str | None = None  # full | trailer | bonus
+    explicit: bool | None = None
+    image: str | None = None
+    enclosure: Enclosure | None = None
+    transcripts: tuple[Transcript, ...] = ()
+    chapters: tuple[Chapters, ...] = ()
+    persons: tuple[Person, ...] = ()
+    simple_chapters: tuple[Chapter, ...] = ()  # Podlove Simple Chapters (psc:chapters), parsed
+    tags: tuple[Tag, ...] = ()  # the item's extension elements, losslessly (#13)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFeed:
+    """Everything :func:`podarchive.read.parse.parse_feed` read from one feed body."""
+
+    channel: Channel
+    episodes: tuple[Episode, ...]
+    version: str = ""  # feedparser's format name, e.g. "rss20", "atom10"
+    warnings: tuple[str, ...] = ()  # e.g. the XML error feedparser recovered from
+    recovered: bool = False  # feedparser had to recover from an error: items may be missing
+    entries_read: int = 0  # the items/entries feedparser read in the body
+    entries_nested: int = 0  # of those, inside an extension element: no episodes
+
+
+@dataclass(frozen=True, slots=True)
+class PageNotes:
+    """Show notes read from an episode's page by :func:`~podarchive.read.extract.extract_page`."""
+
+    html: str  # the notes as an HTML fragment
+    text: str  # the notes as plain text
+    links: tuple[Link, ...]
+    extractor: str  # which extractor found them: "simplecast", "generic", ...
+    # How they were found (issue #24); left out of equality, so older comparisons hold.
+    #: "feed-match", "json-ld", "open-graph", "app-state", "simplecast", "generic"
+    method: str = field(default="", compare=False)
+    evidence: str = field(default="", compare=False)  # a short account of what matched
+    confidence: float = field(default=0.0, compare=False)  # 0..1: how sure the extractor is
+    #: The page's own transcript, kept out of the notes; None when the page shows none.
+    transcript: tuple[PageTranscriptSegment, ...] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PageTranscriptSegment:
+    """One line of a transcript shown on an episode page."""
+
+    start: float | None  # seconds from the start, where the page gives a time
+    text: str
+    speaker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    status: int
+    url: str  # the URL that answered with the redirect
+    location: str  # where it pointed (absolute)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """The outcome of one successful HTTP exchange (2xx or 304)."""
+
+    url: str  # the URL asked for
+    final_url: str  # after redirects
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
+    body: bytes = b""
+    elapsed_ms: int = 0
+    redirects: tuple[Redirect, ...] = ()
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+    @property
+    def etag(self) -> str | None:
+        return self.headers.get("etag")
+
+    @property
+    def last_modified(self) -> str | None:
+        return self.headers.get("last-modified")
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("content-type")
+
+
+# --- records the pipeline and the archive exchange ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRecord:
+    """One HTTP request as the fetch log keeps it."""
+
+    url: str
+    kind: str
+    started_at: str
+    ms: int
+    status: int | None
+    bytes: int
+    error: str | None = None
+    warning: str | None = None  # a feed body read with fewer episodes kept than items (#23)
+
+
+#: ``feed_moves.reason`` of a move that feed content asked for: after it, the feed's URL is
+#: no longer one a person configured, and is fetched untrusted (issue #23).
+MOVED_BY_CONTENT = "itunes:new-feed-url"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """What the archive remembers about a feed between runs."""
+
+    id: int
+    url: str  # as the user configured it: the feed's identity
+    etag: str | None
+    last_modified: str | None
+    content_hash: str | None
+    error_count: int
+    fetch_url: str | None = None  # where it lives now, after a move
+    gone_at: str | None = None
+    not_before: str | None = None
+    last_fetched_at: str | None = None
+    ttl: int | None = None
+    update_period: str | None = None
+    update_frequency: int | None = None
+    #: ``current_url`` is the configured URL or was reached from it by its hosts' own
+    #: permanent redirects only: fetched trusted. False after a move by feed content.
+    fetch_trusted: bool = True
+
+    @property
+    def current_url(self) -> str:
+        return self.fetch_url or self.url
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeWrite:
+    """One parsed episode, ready to store: its identity key, columns and feed-note links."""
+
+    key: str
+    row: Row
+    links: tuple[Link, ...]
+    item_hash: str | None = None  # the raw item's hash (item_split.split_items), if known
+    tags: tuple[Tag, ...] = ()  # the item's extension elements (#13), synced when its bytes change
+
+
+class EpisodeWrites(Collection[EpisodeWrite]):
+    """A parsed feed's episode writes, in order; what a worker process sends the writer.
+
+    Parsed episodes take about five times their feed's bytes as Python objects (notes HTML
+    and text, a few dozen links each). Pickled to leave a worker process, they travel and
+    wait for the archive writer as one zlib-compressed pickle a chunk, about a tenth of
+    that, and are unpacked a chunk at a time as the writer iterates: so what a run holds
+    follows the feeds in flight, not their parsed size (#15). Made in the calling process,
+    they stay plain objects and cost nothing.
+    """
+
+    __slots__ = ("_count", "_items", "_packs")
+
+    def __init__(
+        self, items: Iterable[EpisodeWrite] = (), *, packs: Sequence[bytes] = (), count: int = 0
+    ) -> None:
+        self._items = tuple(items)
+        self._packs = tuple(packs)
+        self._count = len(self._items) + count
+
+    @classmethod
+    def join(cls, parts: Iterable[EpisodeWrites]) -> EpisodeWrites:
+        """The writes of ``parts``, in order, left packed where they are packed."""
+        joined = cls()
+        for part in parts:
+            if part._items:  # plain parts are packed, to keep one order
+                part = cls(packs=(_pack(part._items),), count=len(part._items))
+            joined = cls(packs=(*joined._packs, *part._packs), count=joined._count + part._count)
+        return joined
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[EpisodeWrite]:
+        for pack in self._packs:
+            yield from _unpack(pack)
+        yield from self._items
+
+    def __contains__(self, write: object) -> bool:
+        return any(w == write for w in self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        packs = (*self._packs, _pack(self._items)) if self._items else self._packs
+        return (_packed_writes, (packs, self._count))
+
+
+def _pack(items: Sequence[EpisodeWrite]) -> bytes:
+    return zlib.compress(pickle.dumps(tuple(items), protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(pack: bytes) -> tuple[EpisodeWrite, ...]:
+    items: tuple[EpisodeWrite, ...] = pickle.loads(zlib.decompress(pack))
+    return items
+
+
+def _packed_writes(packs: tuple[bytes, ...], count: int) -> EpisodeWrites:
+    return EpisodeWrites(packs=packs, count=count)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A raw feed body as fetched, for provenance and ``reparse``."""
+
+    body: bytes
+    url: str
+    content_type: str | None
+    # where the items lie in ``body`` and their hash (item_split.FeedSplit), when split:
+    # a body whose items region matches an earlier snapshot's is kept as a delta
+    items_from: int | None = None
+    items_to: int | None = None
+    items_hash: str | None = None
+    # (start offset, hash) of the items region from its k-th item on, k = 0, 1, …
+    regions: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class KeptBody:
+    """A raw page, transcript or chapters body as fetched, to keep once (``documents``)."""
+
+    body: bytes
+    hash: str  # SHA-256, hex
+    url: str
+    content_type: str | None
+
+    @classmethod
+    def of(cls, body: bytes, url: str, content_type: str | None) -> KeptBody:
+        return cls(body, hashlib.sha256(body).hexdigest(), url, content_type)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedHistory:
+    """One feed's feed-derived state, keyed by episode key rather than row ids."""
+
+    meta: Row
+    feed_revisions: list[Row]
+    episodes: list[Row]
+    revisions: list[Row]  # feed-side episode revisions, with their old id as "revision"
+    links: list[Row]  # feed links; "revision" is the old revision id, or None when current
+    tags: list[Row] = field(default_factory=list)  # every version; "key" None: the channel's
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStats:
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PageTask:
+    episode_id: int
+    feed_id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+    status: str | None = None
+    attempts: int = 0
+    fetched_at: str | None = None  # the last attempt
+    # re-checks of archived pages (#12): what the policy needs to set the next one
+    published: str | None = None
+    first_seen_at: str | None = None
+    failures: int = 0  # consecutive failed re-checks
+    document_id: int | None = None  # the page body archived last
+    feed_notes: str | None = None  # the episode's notes in its feed (HTML), to find the page's
+
+
+#: Page notes found with less confidence than this are counted by ``podarchive status``.
+LOW_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class PageHow:
+    """How a page's notes were found, as stored beside them (issue #24)."""
+
+    method: str
+    evidence: str
+    confidence: float
+    transcript: tuple[PageTranscriptSegment, ...] | None = None
+
+    @classmethod
+    def of(cls, notes: PageNotes) -> PageHow:
+        return cls(notes.method, notes.evidence, notes.confidence, notes.transcript)
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    """A transcript or chapters file to fetch (new, failed, or due for a re-check)."""
+
+    kind: FileKind
+    file_id: int  # transcripts.id or chapter_files.id
+    episode_id: int
+    feed_id: int
+    url: str
+    declared_type: str | None  # the feed's ``type`` attribute
+    etag: str | None = None
+    last_modified: str | None = None
+    status: str | None = None
+    attempts: int = 0
+    failures: int = 0  # consecutive failures since the file was last read
+    fetched_at: str | None = None
+    published: str | None = None  # the episode's, for the re-check policy
+    first_seen_at: str | None = None
+    document_id: int | None = None  # the body archived last
+
+
+# --- transcripts (#12) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSegment:
+    """One time-coded passage of a transcript, in document order (seconds from the start)."""
+
+    start: float | None
+    end: float | None
+    speaker: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTranscript:
+    """What :func:`~podarchive.read.transcript_formats.parse_transcript` read from one body."""
+
+    format: str  # "srt", "vtt", "json", "html" or "text"
+    segments: tuple[TranscriptSegment, ...]
+    warnings: tuple[str, ...] = ()
+
+
+# --- chapters (#12) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Chapter:
+    """One chapter of an episode: ``podcast:chapters`` JSON or Podlove Simple Chapters.
+
+    Times are seconds from the start of the media; ``url`` and ``image`` are absolute http(s).
+    ``toc`` False marks a JSON ``"toc": false`` chapter: an image or link change inside the
+    chapter before it, kept (it is searchable) but not for a table of contents.
+    """
+
+    start: float
+    end: float | None = None
+    title: str | None = None
+    url: str | None = None
+    image: str | None = None
+    toc: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedChapters:
+    """What :mod:`~podarchive.read.chapter_formats` read: chapters by start, and what it skipped."""
+
+    chapters: tuple[Chapter, ...]
+    format: str  # "json" (podcast:chapters) or "psc" (Podlove Simple Chapters)
+    version: str | None = None  # the JSON "version", as given
+    skipped: int = 0  # entries that were not a usable chapter
+    warnings: tuple[str, ...] = ()

@@ -1,0 +1,1 @@
+"""The daemon: podarchive's own scheduler, for when cron is not used."""

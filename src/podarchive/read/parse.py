@@ -1,0 +1,779 @@
+"""Feed bytes to :class:`~podarchive.core.types.ParsedFeed`: the only module that uses feedparser.
+
+feedparser reads the feed (formats, encodings, dates, itunes tags); :mod:`~.podcast_ns`
+adds what feedparser loses: every ``podcast:*`` tag, raw ``itunes:explicit``, nested
+``itunes:category`` and the raw ``<description>``/``content:encoded``/``itunes:summary``
+texts, which feedparser folds into one another depending on their order.
+
+feedparser only ever sees an in-memory ``io.BytesIO``, so it never opens a URL or a file.
+HTML is kept raw: no sanitising, no relative-URI rewriting (the archive derives text itself).
+Everything that goes wrong raises :class:`~podarchive.core.errors.ParseError` (or ``NotAFeed``).
+
+Deliberate choices:
+
+* ``guid`` is the RSS ``<guid>`` / Atom ``<id>`` (RSS 1.0: ``rdf:about``) as written, else
+  None: the link is never promoted to a guid, and the raw text is preferred because
+  feedparser resolves a relative Atom ``<id>`` against the feed URL.
+* ``link``: feedparser copies a guid into ``link`` when there is no ``<link>``; that is only
+  kept when the guid is an http(s) URL. Media URLs are resolved against ``url`` when given.
+* categories: ``itunes:category`` in document order, a nested one as ``"Parent > Child"``
+  after its parent; only without any ``itunes:category`` the plain RSS/Atom categories.
+* ``notes_html``: ``content:encoded``, else ``<description>``, else feedparser's content or
+  summary (Atom). ``summary``: ``itunes:summary``, else ``itunes:subtitle``, else feedparser's
+  summary when it differs from the notes.
+* enclosure: the first ``audio/*`` or ``video/*`` one, else the first that is not an image or
+  text; ``length`` is None unless a positive integer.
+* dates: feedparser's struct_time hides how it read a year (``-0001-01-01`` gives 2000). A
+  date whose text does not show its year plainly (1-4 digits, unsigned, in 1..9999; see
+  ``_unreadable_date``) is None, with a warning ``unreadable date '…' in item 3``.
+* Podlove Simple Chapters (``psc:chapters``, scanned by podcast_ns) become
+  ``Episode.simple_chapters``, relative ``href``/``image`` resolved against the episode's
+  http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
+  (``psc:chapters of item 3 'Title': …``; five items, then a count), never a failure.
+
+* A feed inside another document (an Atom ``<feed>`` in an XHTML page's ``<body>``) is read
+  alone (``PodcastScan.unwrapped``): in place, feedparser lost its title to the page, and
+  the page's ``<body>`` passed for an extension element holding every entry (issue #23).
+  ``ParsedFeed.entries_read`` is feedparser's count of the body's items, for the warning
+  when fewer episodes are kept (:mod:`podarchive.read.jobs`).
+
+* Extension elements (#13): ``Channel.tags`` / ``Episode.tags`` are podcast_ns's lossless
+  capture (every ``podcast:*``, ``psc:*``, ``media:*``… child and its subtree). An extension
+  element holding RSS elements (``podcast:liveItem`` with its ``<title>``, ``<link>``,
+  ``<enclosure>``, ``<item>``…) misled feedparser, which took a liveItem's link, language,
+  dates, owner, ttl… for the channel's: the channel (or that item) is then read again by
+  feedparser from a document of its own direct children (the scan writes it), and an
+  ``<item>`` inside an extension element is no episode. Scopes cut at ``MAX_TAGS`` elements
+  are one warning.
+* An item's ``podcast:transcript`` and ``podcast:chapters`` lists are cut at
+  ``podcast_ns.MAX_FILES`` each (the first ones in document order are kept): a warning per
+  item, ``item 3 lists 3,000 podcast:transcript files: the first 20 kept`` (five, then a count).
+
+Decoding (issue #17) is :mod:`podarchive.read.feed_encoding`'s: one bad byte or forbidden character
+reference costs that character (U+FFFD and a counted warning), never the feed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urljoin
+
+import feedparser
+import feedparser.mixin
+
+from podarchive.core.errors import ChaptersError, NotAFeed, ParseError, one_line
+from podarchive.core.types import Channel, Chapters, Enclosure, Episode, ParsedFeed, Transcript
+from podarchive.core.urls import is_http_url, join_url
+from podarchive.read import podcast_ns
+from podarchive.read.chapter_formats import SimpleChapter, parse_simple_chapters
+from podarchive.read.feed_encoding import bom_charset, readable, xml_content_type
+from podarchive.read.podcast_ns import ChannelScan, ItemScan, PodcastScan
+
+__all__ = ["parse_duration", "parse_feed"]
+
+# feedparser's dicts; read with dict.get so its key aliases and deprecated fallbacks
+# (e.g. ``updated_parsed`` -> ``published_parsed``, which warns) never trigger.
+FPDict = Mapping[str, Any]
+
+
+def _get(d: object, key: str) -> Any:
+    """``d[key]`` straight from the dict, bypassing FeedParserDict's aliases; None if absent."""
+    return dict.get(d, key) if isinstance(d, dict) else None
+
+
+_DURATION = re.compile(r"([0-9]{1,10})(?::([0-9]{1,10}))?(?::([0-9]{1,10}))?(?:[.,][0-9]*)?", re.A)
+_SMALL_INT = re.compile(r"[0-9]{1,9}", re.A)
+_LENGTH = re.compile(r"[0-9]{1,18}", re.A)
+_HTML_START = re.compile(
+    rb"\A(?:\s|<!--.*?-->|<\?xml[^>]*>)*<(?:!doctype\s+html|html[\s>])", re.I | re.S
+)
+_TRUE = frozenset({"yes", "true", "explicit"})
+_FALSE = frozenset({"no", "false", "clean"})
+_MAX_REASON = 300
+_SAMPLES = 5  # examples a warning about many items quotes
+
+
+def parse_feed(
+    body: bytes, headers: Mapping[str, str] | None = None, url: str | None = None
+) -> ParsedFeed:
+    """Parse a feed body. ``headers`` are the HTTP response's; ``url`` only resolves links."""
+    if not body.strip():
+        raise ParseError("empty body")
+    readable_body, fp_headers, repairs = readable(body, _feedparser_headers(headers, url, body))
+    result = _run_feedparser(readable_body, fp_headers)
+    read, scan = _unwrapped(result, _scan(readable_body, _get(result, "encoding")), fp_headers)
+    _refuse_unusable(body, read, scan)
+    feed: FPDict = _get(read, "feed") or {}
+    if scan.channel.document is not None:  # an extension element holds RSS: the channel alone
+        feed = _reread(scan.channel.document, fp_headers, "feed") or feed
+    every_entry = list(_get(read, "entries") or [])
+    entries = _outside_extensions(every_entry, scan)
+    episodes, chapter_notes = _episodes(entries, scan.items, url, fp_headers)
+    return ParsedFeed(
+        channel=_channel(feed, scan.channel if scan.root else None, url),
+        episodes=episodes,
+        version=str(_get(read, "version") or ""),
+        warnings=(
+            *repairs,
+            *_warnings(result),
+            *_date_warnings(feed, entries),
+            *_chapter_warnings(chapter_notes),
+            *_tag_warnings(scan),
+            *_file_warnings(scan),
+        ),
+        recovered=_bozo_exception(result) is not None,
+        entries_read=len(_get(result, "entries") or []),
+        entries_nested=len(every_entry) - len(entries),
+    )
+
+
+def parse_duration(text: str | None) -> int | None:
+    """Seconds from ``SS``, ``MM:SS`` or ``HH:MM:SS`` (fraction dropped); None if unreadable."""
+    if text is None:
+        return None
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        return None
+    seconds = 0
+    for part in match.groups():
+        if part is not None:
+            seconds = seconds * 60 + int(part)
+    return seconds
+
+
+# --- feedparser ------------------------------------------------------------------------
+
+
+def _feedparser_headers(
+    headers: Mapping[str, str] | None, url: str | None, body: bytes = b""
+) -> dict[str, str]:
+    """Lower-cased headers; ``url`` as Content-Location; a default XML Content-Type.
+
+    Without a Content-Type feedparser decodes an undeclared body as ISO-8859-1 and flags it;
+    ``application/xml`` gives XML's own rules (declaration, BOM, else UTF-8). A body that
+    starts with a byte-order mark is decoded by it whatever the header's charset or the XML
+    declaration say (RFC 7303 section 3.2); feedparser would let either of them win.
+    """
+    lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    if url:
+        lowered["content-location"] = url
+    bom = bom_charset(body)
+    lowered["content-type"] = (
+        f"application/xml; charset={bom}"
+        if bom
+        else xml_content_type(lowered.get("content-type", ""))
+    )
+    return lowered
+
+
+def _memoize_base_uri() -> None:
+    """Memoize the ``make_safe_absolute_uri`` that feedparser's element handler calls.
+
+    Given a base URL (our Content-Location), feedparser resolves that base against itself at
+    the start of every element: a quarter of its time on a typical feed. The function is pure
+    (strings in, a string out), so the cache changes nothing but the time. A feedparser
+    without that name is left alone.
+    """
+    join = getattr(feedparser.mixin, "make_safe_absolute_uri", None)
+    if callable(join) and not hasattr(join, "cache_info"):
+        feedparser.mixin.make_safe_absolute_uri = functools.lru_cache(maxsize=256)(join)
+
+
+_memoize_base_uri()
+
+
+def _guard_psc_start() -> None:
+    """Make feedparser's reading of a ``psc:chapter`` start safe when the start is missing.
+
+    feedparser 6 matches its regex on the ``start`` attribute as given, so one
+    ``<psc:chapter>`` without ``start`` inside ``<psc:chapters>`` raises TypeError out of
+    ``feedparser.parse`` and the whole feed fails. Its reading is not used here (podcast_ns
+    reads Podlove chapters), so a start that is not a string now reads as None, which is
+    what feedparser gives for any other unreadable start. A feedparser without that name
+    is left alone.
+    """
+    psc: Any = getattr(getattr(feedparser, "namespaces", None), "psc", None)
+    read = getattr(psc, "_parse_psc_chapter_start", None)
+    if not callable(read) or getattr(read, "_podarchive_guard", False):
+        return
+
+    def guarded(start: object) -> Any:
+        return read(start) if isinstance(start, str) else None
+
+    guarded._podarchive_guard = True  # type: ignore[attr-defined]
+    psc._parse_psc_chapter_start = guarded
+
+
+_guard_psc_start()
+
+
+def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:
+    try:
+        result: FPDict = feedparser.parse(
+            io.BytesIO(body),
+            response_headers=headers,
+            sanitize_html=False,
+            resolve_relative_uris=False,
+        )
+    except Exception as e:  # feedparser has crashed on odd input before; never let it escape
+        raise ParseError(f"feedparser failed: {type(e).__name__}: {_one_line(e)}") from e
+    return result
+
+
+def _scan(body: bytes, encoding: object) -> PodcastScan:
+    """The lxml pass, decoding the body with the encoding feedparser settled on."""
+    try:
+        return podcast_ns.scan(body, encoding if isinstance(encoding, str) else None)
+    except Exception:  # the scan only adds detail; feedparser's result stands without it
+        return PodcastScan()
+
+
+def _unwrapped(
+    result: FPDict, scan: PodcastScan, headers: Mapping[str, str]
+) -> tuple[FPDict, PodcastScan]:
+    """feedparser's reading and the scan of the feed alone when the body wraps it.
+
+    Inside an XHTML page (``<html><body><feed xmlns="…Atom">``) feedparser takes the page's
+    ``<body>`` for content and loses the feed's title; the scan writes the feed element
+    alone (:attr:`PodcastScan.unwrapped`), and both read that. The first reading stands when
+    nothing wraps the feed or the feed alone does not read.
+    """
+    if scan.unwrapped is None:
+        return result, scan
+    try:
+        inner = _run_feedparser(scan.unwrapped, {**headers, "content-type": "application/xml"})
+    except ParseError:
+        return result, scan
+    if not _get(inner, "version"):
+        return result, scan
+    return inner, _scan(scan.unwrapped, _get(inner, "encoding"))
+
+
+def _reread(document: bytes, headers: Mapping[str, str], key: str) -> Any:
+    """feedparser's ``feed`` (or first entry) of a document the scan wrote; None if unread.
+
+    The scan writes the channel, or one item, without the extension elements that hold RSS
+    elements (a ``podcast:liveItem``'s ``<link>``…), which feedparser would take for the
+    channel's or item's own. The document declares its encoding; the headers keep the base.
+    """
+    try:
+        result = _run_feedparser(document, {**headers, "content-type": "application/xml"})
+    except ParseError:
+        return None
+    if not _get(result, "version"):
+        return None
+    if key == "feed":
+        return _get(result, "feed") or None
+    entries = _get(result, "entries") or []
+    return entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
+
+
+def _outside_extensions(entries: list[FPDict], scan: PodcastScan) -> list[FPDict]:
+    """feedparser's entries but those of items inside an extension element (a liveItem's).
+
+    By position when feedparser found every item the scan did, else by guid.
+    """
+    if not scan.nested_items:
+        return entries
+    if len(entries) == len(scan.items) + len(scan.nested_items):
+        drop = {number for number, _ in scan.nested_items}
+        return [entry for number, entry in enumerate(entries) if number not in drop]
+    kept = {item.guid for item in scan.items}
+    nested = {guid for _, guid in scan.nested_items if guid is not None and guid not in kept}
+    return [entry for entry in entries if _str(entry, "id") not in nested]
+
+
+def _refuse_unusable(body: bytes, result: FPDict, scan: PodcastScan) -> None:
+    """Raise when feedparser found no feed in the body; return when it is usable."""
+    if _get(result, "entries"):
+        return
+    version = _get(result, "version") or ""
+    bozo = _bozo_exception(result)
+    if version and (bozo is None or _get(result, "feed") or scan.channel != ChannelScan()):
+        return
+    if version:
+        raise ParseError(_problem(bozo))
+    if body[:2] == b"\x1f\x8b":
+        raise ParseError("not a feed: got gzip-compressed bytes (Content-Encoding not undone)")
+    if _HTML_START.match(body[:4096]) or (scan.root or "").lower() == "html":
+        raise NotAFeed("not a feed: got an HTML page")
+    if body.lstrip()[:5] == b"%PDF-":
+        raise ParseError("not a feed: got a PDF document")
+    if body.lstrip().lstrip(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
+        raise ParseError("not a feed: got JSON (JSON Feed is not supported)")
+    if scan.root:
+        raise ParseError(f"not a feed: unknown root element <{scan.root}>")
+    if bozo is not None:
+        raise ParseError(_problem(bozo))
+    raise ParseError("not a feed: no RSS or Atom content")
+
+
+def _bozo_exception(result: FPDict) -> BaseException | None:
+    if not _get(result, "bozo"):
+        return None
+    exc = _get(result, "bozo_exception")
+    return exc if isinstance(exc, BaseException) else ValueError("unknown problem")
+
+
+def _warnings(result: FPDict) -> tuple[str, ...]:
+    exc = _bozo_exception(result)
+    return () if exc is None else (_problem(exc, recovered=True),)
+
+
+def _problem(exc: BaseException | None, recovered: bool = False) -> str:
+    """``malformed XML: ...`` for XML errors, ``unreadable feed: ...`` for the rest."""
+    xml_error = callable(getattr(exc, "getMessage", None))
+    kind = "malformed XML" if xml_error else "unreadable feed"
+    if recovered:
+        kind = "malformed XML, recovered" if xml_error else "feed problem"
+    return f"{kind}: {_describe(exc)}"
+
+
+def _describe(exc: BaseException | None) -> str:
+    """One line naming what feedparser objected to.
+
+    XML positions are left out: feedparser prepends its own XML declaration to bodies that
+    lack one, so its line numbers can be off by one.
+    """
+    if exc is None:
+        return "unknown problem"
+    get_message = getattr(exc, "getMessage", None)
+    return _one_line(get_message() if callable(get_message) else exc)
+
+
+def _one_line(message: object) -> str:
+    return one_line(str(message), _MAX_REASON) or "no details"
+
+
+# --- channel ---------------------------------------------------------------------------
+
+
+def _channel(feed: FPDict, scan: ChannelScan | None, base_url: str | None = None) -> Channel:
+    raw = scan or ChannelScan()
+    owner = _mapping(feed, "publisher_detail")
+    image = _mapping(feed, "image")
+    return Channel(
+        title=_str(feed, "title"),
+        link=_str(feed, "link"),
+        description=raw.description
+        or raw.itunes_summary
+        or raw.itunes_subtitle
+        or _str(feed, "subtitle")
+        or _str(feed, "summary"),
+        author=raw.itunes_author or _str(feed, "author"),
+        owner_name=_str(owner, "name"),
+        owner_email=_str(owner, "email"),
+        image=raw.itunes_image or _str(image, "href"),
+        language=_str(feed, "language"),
+        categories=raw.categories or _tag_terms(feed),
+        explicit=_explicit(raw.explicit, feed) if scan else _fp_explicit(feed),
+        type=_lower(_str(feed, "itunes_type")),
+        podcast_guid=raw.guid,
+        locked=_yes_no(raw.locked),
+        funding=raw.funding,
+        new_feed_url=raw.new_feed_url or _str(feed, "itunes_new-feed-url"),
+        updated=_date(feed, "updated") or _date(feed, "published"),
+        ttl=_positive_int(_str(feed, "ttl")),
+        update_period=_lower(_str(feed, "sy_updateperiod")),
+        update_frequency=_positive_int(_str(feed, "sy_updatefrequency")),
+        complete=raw.complete,
+        links=tuple(
+            (rel, urljoin(base_url, href) if base_url else href) for rel, href in raw.links
+        ),
+        tags=raw.tags,
+    )
+
+
+def _positive_int(text: str | None) -> int | None:
+    if text is None or not text.strip().isdigit():
+        return None
+    value = int(text.strip())
+    return value if 0 < value < 10**9 else None
+
+
+def _tag_terms(feed: FPDict) -> tuple[str, ...]:
+    terms = (_str(tag, "term") for tag in _dicts(feed, "tags"))
+    return tuple(dict.fromkeys(t for t in terms if t))
+
+
+# --- episodes --------------------------------------------------------------------------
+
+
+def _align(
+    entries: list[FPDict], items: tuple[ItemScan, ...]
+) -> Iterator[tuple[FPDict, ItemScan | None]]:
+    """Pair feedparser entries with scanned items: by position when counts agree, else guid."""
+    if len(entries) == len(items):
+        yield from zip(entries, items, strict=True)
+        return
+    by_guid: dict[str, ItemScan] = {}
+    for item in items:
+        if item.guid is not None:
+            by_guid.setdefault(item.guid, item)
+    for entry in entries:
+        guid = _str(entry, "id")
+        yield entry, by_guid.get(guid) if guid else None
+
+
+def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
+    raw = scan or ItemScan()
+    notes = raw.content_encoded or raw.description or _fp_notes(entry)
+    return Episode(
+        guid=raw.guid or _str(entry, "id"),
+        title=_str(entry, "title"),
+        link=_episode_link(entry, raw.guid),
+        published=_date(entry, "published"),
+        updated=_date(entry, "updated"),
+        summary=_summary(entry, raw, notes),
+        notes_html=notes,
+        duration=parse_duration(_str(entry, "itunes_duration")),
+        season=_small_int(_str(entry, "itunes_season")) or _small_int(raw.season),
+        number=_small_int(_str(entry, "itunes_episode")) or _small_int(raw.episode),
+        episode_type=_lower(_str(entry, "itunes_episodetype")),
+        explicit=_explicit(raw.explicit, entry) if scan else _fp_explicit(entry),
+        image=_str(_mapping(entry, "image"), "href"),
+        enclosure=_enclosure(entry),
+        transcripts=raw.transcripts,
+        chapters=raw.chapters,
+        persons=raw.persons,
+        tags=raw.tags,
+    )
+
+
+def _episodes(
+    entries: list[FPDict],
+    items: tuple[ItemScan, ...],
+    url: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[tuple[Episode, ...], list[str]]:
+    """The episodes, media URLs absolute when ``url`` is given, and their psc:chapters notes.
+
+    An item whose extension elements hold RSS elements is read again without them (``headers``
+    are feedparser's, for the base URL).
+    """
+    episodes: list[Episode] = []
+    notes: list[str] = []
+    for number, (entry, item) in enumerate(_align(entries, items), 1):
+        if item is not None and item.document is not None:
+            entry = _reread(item.document, headers or {}, "entry") or entry
+        episode = _episode(entry, item)
+        if url:
+            episode = _absolute(episode, url)
+        if item is not None and item.simple_chapters:
+            episode, note = _with_simple_chapters(episode, item.simple_chapters, url, number)
+            if note:
+                notes.append(note)
+        episodes.append(episode)
+    return tuple(episodes), notes
+
+
+def _with_simple_chapters(
+    episode: Episode, entries: Sequence[SimpleChapter], url: str | None, number: int
+) -> tuple[Episode, str | None]:
+    """``episode`` with its Podlove Simple Chapters read, and a note on what went wrong.
+
+    Relative ``href``/``image`` resolve against the episode's link when it is http(s), else
+    the feed's URL. Unusable chapters (every entry bad) leave none and give a note; the feed
+    is read all the same.
+    """
+    base = episode.link if episode.link and is_http_url(episode.link) else url
+    try:
+        parsed = parse_simple_chapters(entries, base)
+    except ChaptersError as e:
+        return episode, _chapter_note(episode, number, str(e))
+    note = _chapter_note(episode, number, "; ".join(parsed.warnings)) if parsed.warnings else None
+    return dataclasses.replace(episode, simple_chapters=parsed.chapters), note
+
+
+def _chapter_note(episode: Episode, number: int, problem: str) -> str:
+    """``psc:chapters of item 3 'Title': <problem>`` on one line."""
+    name = episode.title or episode.guid
+    where = f"item {number} {_quoted(name)}" if name else f"item {number}"
+    return one_line(f"psc:chapters of {where}: {problem}", _MAX_REASON + 100)
+
+
+def _chapter_warnings(notes: Sequence[str]) -> tuple[str, ...]:
+    """The first few psc:chapters notes, one line each, then one line counting the rest."""
+    if len(notes) <= _SAMPLES:
+        return tuple(notes)
+    rest = len(notes) - _SAMPLES
+    more = f"psc:chapters of {rest:,} more item{'s' if rest > 1 else ''} had bad entries too"
+    return (*notes[:_SAMPLES], more)
+
+
+def _tag_warnings(scan: PodcastScan) -> tuple[str, ...]:
+    """One line naming the scopes whose extension elements were cut at MAX_TAGS."""
+    cut = ["the channel"] if scan.channel.tags_cut else []
+    cut += [f"item {number}" for number, item in enumerate(scan.items, 1) if item.tags_cut]
+    if not cut:
+        return ()
+    shown = ", ".join(cut[:_SAMPLES])
+    if len(cut) > _SAMPLES:
+        shown += f" and {len(cut) - _SAMPLES:,} more"
+    most = f"{podcast_ns.MAX_TAGS:,}"
+    return (f"more than {most} extension elements in {shown}: the first {most} kept",)
+
+
+def _file_warnings(scan: PodcastScan) -> tuple[str, ...]:
+    """One line per item (the first few, then a count) listing more transcripts or chapters
+    files than podcast_ns.MAX_FILES: the first ones are kept, in document order."""
+    most = podcast_ns.MAX_FILES
+    lines = [
+        f"item {number} lists {most + cut:,} {kind} files: the first {most} kept"
+        for number, item in enumerate(scan.items, 1)
+        for kind, cut in zip(
+            ("podcast:transcript", "podcast:chapters"), item.files_cut, strict=True
+        )
+        if cut
+    ]
+    if len(lines) <= _SAMPLES:
+        return tuple(lines)
+    rest = (
+        f"{len(lines) - _SAMPLES:,} more lists of over {most} files: the first {most} of each kept"
+    )
+    return (*lines[:_SAMPLES], rest)
+
+
+def _absolute(episode: Episode, base: str) -> Episode:
+    """Resolve the media URLs feedparser leaves relative (enclosure, image, transcripts...)."""
+    image = episode.image and join_url(base, episode.image)
+    enclosure = episode.enclosure and _resolved(episode.enclosure, base)
+    transcripts = tuple(_resolved(t, base) for t in episode.transcripts)
+    chapters = tuple(_resolved(c, base) for c in episode.chapters)
+    if (image, enclosure, transcripts, chapters) == (
+        episode.image,
+        episode.enclosure,
+        episode.transcripts,
+        episode.chapters,
+    ):
+        return episode  # already absolute: the usual case, and no copy to make
+    return dataclasses.replace(
+        episode, image=image, enclosure=enclosure, transcripts=transcripts, chapters=chapters
+    )
+
+
+_WithUrl = TypeVar("_WithUrl", Enclosure, Transcript, Chapters)
+
+
+def _resolved(item: _WithUrl, base: str) -> _WithUrl:
+    url = join_url(base, item.url)
+    return item if url == item.url else dataclasses.replace(item, url=url)
+
+
+def _episode_link(entry: FPDict, raw_guid: str | None = None) -> str | None:
+    """The alternate link; a guid feedparser copied into ``link`` only if it is a URL.
+
+    feedparser resolves that copy against the feed URL, so ``<guid>ep-1</guid>`` would
+    become ``https://host/ep-1``: it is the guid as written (``raw_guid``) that must be an
+    absolute http(s) URL.
+    """
+    alternates = (
+        c for c in _dicts(entry, "links") if (_get(c, "rel") or "alternate") == "alternate"
+    )
+    for candidate in alternates:
+        if href := _str(candidate, "href"):
+            return href
+    link = _str(entry, "link")
+    if link is None or link != _str(entry, "id"):
+        return link
+    written = (raw_guid or link).lower()
+    return link if written.startswith(("http://", "https://")) else None
+
+
+def _fp_notes(entry: FPDict) -> str | None:
+    """feedparser's idea of the notes: its longest HTML content, else its summary."""
+    html = [
+        value
+        for c in _dicts(entry, "content")
+        if str(_get(c, "type") or "").endswith("html") and (value := _str(c, "value"))
+    ]
+    return max(html, key=len) if html else _str(entry, "summary")
+
+
+def _summary(entry: FPDict, raw: ItemScan, notes: str | None) -> str | None:
+    fp_summary = _str(entry, "summary")
+    return (
+        raw.itunes_summary
+        or raw.itunes_subtitle
+        or _str(entry, "subtitle")
+        or (fp_summary if fp_summary != notes else None)
+    )
+
+
+def _enclosure(entry: FPDict) -> Enclosure | None:
+    """The first audio/video enclosure, else the first that is not an image or text."""
+    candidates = [
+        link for link in _dicts(entry, "links") if _get(link, "rel") == "enclosure"
+    ] + _dicts(entry, "media_content")
+    typed = [(c, (_str(c, "type") or "").lower()) for c in candidates if _str(c, "href", "url")]
+    for wanted in (_is_media, _is_not_document):
+        for candidate, mime in typed:
+            if wanted(mime):
+                return Enclosure(
+                    url=_str(candidate, "href", "url") or "",
+                    type=mime or None,
+                    length=_length(_str(candidate, "length", "filesize")),
+                )
+    return None
+
+
+def _is_media(mime: str) -> bool:
+    return mime.startswith(("audio/", "video/"))
+
+
+def _is_not_document(mime: str) -> bool:
+    return not mime.startswith(("image/", "text/"))
+
+
+def _length(text: str | None) -> int | None:
+    """A byte count, or None for anything but a positive integer."""
+    value = int(text) if text and _LENGTH.fullmatch(text) else 0
+    return value or None
+
+
+# --- small readers -----------------------------------------------------------------------
+
+
+def _str(d: FPDict, *keys: str) -> str | None:
+    """The first of ``keys`` holding a non-blank string, stripped."""
+    for key in keys:
+        value = _get(d, key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _mapping(d: FPDict, key: str) -> FPDict:
+    value = _get(d, key)
+    return value if isinstance(value, dict) else {}
+
+
+def _dicts(d: FPDict, key: str) -> list[FPDict]:
+    value = _get(d, key)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _date(d: FPDict, key: str) -> str | None:
+    """feedparser's reading of date ``key`` as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), None when
+    it has none or it is unreadable (:func:`_unreadable_date`)."""
+    st = _get(d, key + "_parsed")
+    if not isinstance(st, time.struct_time) or _unreadable_date(d, key) is not None:
+        return None
+    return (
+        f"{st.tm_year:04d}-{st.tm_mon:02d}-{st.tm_mday:02d}"
+        f"T{st.tm_hour:02d}:{st.tm_min:02d}:{st.tm_sec:02d}Z"
+    )
+
+
+def _unreadable_date(d: FPDict, key: str) -> str | None:
+    """The text of a date feedparser read whose year is not written plainly; else None.
+
+    feedparser's struct_time hides how it got its year: ``-0001-01-01`` comes out as 2000,
+    a 20-digit year as 2012. A year counts when it is in 1..9999 and the text shows it as
+    a 1-4 digit number (a 2-digit one read either as 19xx or 20xx), unsigned, not part of
+    a time, or as the start of a compact ``YYYYMMDD…`` date. Time zones may move the
+    date across a new year: the year after on 31 December, the year before on 1 January.
+    """
+    st = _get(d, key + "_parsed")
+    if not isinstance(st, time.struct_time):
+        return None
+    text = _get(d, key)
+    if not isinstance(text, str) or not text.strip():
+        return None  # feedparser's loose parser can lose the text: nothing to judge by
+    year = st.tm_year
+    if 1 <= year <= 9999 and _shows(text, f"{year:04d}"):  # the usual case, quickly
+        return None
+    allowed = {year}
+    if (st.tm_mon, st.tm_mday) == (12, 31):
+        allowed.add(year + 1)
+    elif (st.tm_mon, st.tm_mday) == (1, 1):
+        allowed.add(year - 1)
+    if 1 <= year <= 9999 and any(
+        not allowed.isdisjoint(_years(run)) for run in _YEAR_RUN.findall(text)
+    ):
+        return None
+    return text
+
+
+# A run of digits not inside a larger number, not part of a time (``13:00``), not signed.
+_YEAR_RUN = re.compile(r"(?<![0-9:])(?<!(?<![0-9A-Za-z])[+-])([0-9]+)(?![0-9:])", re.A)
+
+
+def _shows(text: str, run: str) -> bool:
+    """Whether the first ``run`` in ``text`` is a whole :data:`_YEAR_RUN`."""
+    at = text.find(run)
+    match = _YEAR_RUN.match(text, at) if at >= 0 else None
+    return match is not None and match.group(1) == run
+
+
+def _years(run: str) -> tuple[int, ...]:
+    """The years a run of digits can stand for."""
+    if len(run) <= 4:
+        value = int(run)
+        return (value, 1900 + value, 2000 + value) if len(run) == 2 else (value,)
+    if len(run) == 6:
+        return (1900 + int(run[:2]), 2000 + int(run[:2]))
+    return (int(run[:4]),) if len(run) in (8, 12, 14) else ()
+
+
+def _date_warnings(feed: FPDict, entries: Sequence[FPDict]) -> tuple[str, ...]:
+    """One warning for the unreadable dates of a feed: their count and a few of them."""
+    found = [
+        (text, where)
+        for d, where in (
+            (feed, "the channel"),
+            *((e, f"item {i}") for i, e in enumerate(entries, 1)),
+        )
+        for key in ("published", "updated")
+        if (text := _unreadable_date(d, key)) is not None
+    ]
+    if not found:
+        return ()
+    samples = ", ".join(f"{_quoted(text)} in {where}" for text, where in found[:_SAMPLES])
+    if len(found) == 1:
+        return (f"unreadable date {samples}",)
+    if len(found) <= _SAMPLES:
+        return (f"{len(found)} unreadable dates: {samples}",)
+    return (f"{len(found):,} unreadable dates, e.g. {samples}, …",)
+
+
+def _quoted(text: str) -> str:
+    """``text`` on one line, cut to 40 characters, in single quotes."""
+    line = " ".join(text.split())
+    return f"'{line if len(line) <= 40 else line[:39] + '…'}'"
+
+
+def _small_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _SMALL_INT.fullmatch(text) else None
+
+
+def _lower(text: str | None) -> str | None:
+    return text.lower() if text else None
+
+
+def _explicit(raw: str | None, d: FPDict) -> bool | None:
+    """``itunes:explicit`` from its raw text: yes/true/explicit, no/false/clean, else None."""
+    if raw is None:
+        return _fp_explicit(d)
+    value = raw.strip().lower()
+    return True if value in _TRUE else False if value in _FALSE else None
+
+
+def _fp_explicit(d: FPDict) -> bool | None:
+    """feedparser's own reading (right for yes/clean; "true"/"false" come out as None)."""
+    value = _get(d, "itunes_explicit")
+    return value if isinstance(value, bool) else None
+
+
+def _yes_no(raw: str | None) -> bool | None:
+    value = (raw or "").strip().lower()
+    return True if value in ("yes", "true") else False if value in ("no", "false") else None

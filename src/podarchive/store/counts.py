@@ -1,0 +1,156 @@
+"""Reading the whole archive: row counts, a dump for comparisons, ``podarchive status``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Self
+
+import sqlite_utils
+
+from podarchive.core.errors import StorageError
+from podarchive.core.types import LOW_CONFIDENCE
+
+from .archive_path import BUSY_TIMEOUT, check_file
+from .base import Connection
+from .schema import SCHEMA_VERSION
+
+
+class StatusMixin(Connection):
+    """Reads across feeds, for ``status``, tests and tools."""
+
+    @classmethod
+    def open_to_read(cls, path: Path | str) -> Self:
+        """The archive at ``path`` for someone who may only read it (``podarchive status``).
+
+        Nothing is written: not the archive, not a ``-wal``, ``-shm`` or lock file beside
+        it, so a read-only file, or one in a directory the reader cannot write, opens. While
+        a writer has it open (its ``-wal`` and ``-shm`` exist) it is read through them
+        (``mode=ro``); otherwise as ``immutable`` (SQLite cannot read a WAL archive read-only
+        without a ``-shm`` file it may create). An archive of an older schema is read
+        through a copy in memory brought up to date: the file itself is upgraded by the
+        next command that writes.
+        """
+        path = Path(path)
+        if check_file(path).kind == "new":
+            raise StorageError(f"no archive at {path}")
+        live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+        uri = f"{path.resolve().as_uri()}?{'mode=ro' if live else 'immutable=1'}"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
+        archive = cls.__new__(cls)
+        archive.path = path
+        archive.db = sqlite_utils.Database(conn)
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            if archive.schema_version < SCHEMA_VERSION:
+                memory = sqlite3.connect(":memory:")
+                conn.backup(memory)
+                conn.close()
+                archive.db = sqlite_utils.Database(memory)
+                archive.migrate()
+        except BaseException:
+            archive.close()
+            raise
+        return archive
+
+    def count(self, table: str) -> int:
+        total: int = self.db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]
+        return total
+
+    def dump(self, *, skip: Sequence[str] = ("fetches",)) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table, ordered, for comparing archives in tests and tools."""
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for table in sorted(self.db.table_names()):
+            if table in skip or table.startswith("episodes_fts"):
+                continue
+            out[table] = [tuple(r) for r in self.db.execute(f"SELECT * FROM [{table}] ORDER BY 1")]
+        return out
+
+    def feed_statuses(self) -> list[dict[str, Any]]:
+        """One dict per feed for ``podarchive status``: its state, episode and page counts,
+        why its pages and files fail (``page_errors``, ``file_errors``: each error as
+        stored, with how many of them give it) and ``kept_fewer``: the warning of the fetch
+        whose body, the feed's latest read, gave fewer episodes than items (#23), if so;
+        ``pages_low_confidence``: its archived pages whose notes were found with a confidence
+        below :data:`~podarchive.core.types.LOW_CONFIDENCE` (#24)."""
+        page_errors, file_errors = self._failure_counts()
+        cursor = self.db.execute(
+            "SELECT f.id, f.url, f.name, f.title, f.fetch_url, f.first_seen_at, f.last_fetched_at, "
+            "f.last_success_at, f.last_status, f.last_error, f.last_error_at, f.error_count, "
+            "f.next_due_at, f.gone_at, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id) AS episodes, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'pending') AS pages_pending, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'failed') AS pages_failed, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id "
+            " AND e.page_status = 'empty') AS pages_empty, "
+            "(SELECT count(*) FROM episodes e WHERE e.feed_id = f.id AND e.page_status = 'ok' "
+            f" AND e.page_confidence < {LOW_CONFIDENCE!r}) AS pages_low_confidence, "
+            f"{_failing_files('transcripts')} AS transcripts_failing, "
+            f"{_failing_files('chapter_files')} AS chapters_failing, "
+            f"(SELECT error FROM ({_file_errors('transcripts')} UNION ALL "
+            f"{_file_errors('chapter_files')}) ORDER BY fetched_at DESC LIMIT 1) AS file_error, "
+            f"{_KEPT_FEWER} AS kept_fewer "
+            "FROM feeds f ORDER BY coalesce(f.name, f.title, f.url), f.id"
+        )
+        names = [d[0] for d in cursor.description]
+        out = []
+        for row in cursor.fetchall():
+            feed = dict(zip(names, row, strict=True))
+            feed_id = feed.pop("id")
+            feed["page_errors"] = page_errors.get(feed_id, {})
+            feed["file_errors"] = file_errors.get(feed_id, {})
+            out.append(feed)
+        return out
+
+    def _failure_counts(self) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]]:
+        """Per feed: the errors of its failing pages (never archived, or whose last re-check
+        failed) and of its failing listed files, each with how many give it."""
+        pages = self.db.execute(
+            "SELECT feed_id, page_error, count(*) FROM episodes WHERE page_error IS NOT NULL "
+            "AND (page_status = 'failed' OR (page_status = 'ok' AND page_failures > 0)) "
+            "GROUP BY feed_id, page_error"
+        ).fetchall()
+        files = self.db.execute(
+            " UNION ALL ".join(
+                f"SELECT e.feed_id, x.error, count(*) FROM {table} x "
+                "JOIN episodes e ON e.id = x.episode_id WHERE x.failures > 0 "
+                "AND x.unlisted_at IS NULL AND x.error IS NOT NULL GROUP BY e.feed_id, x.error"
+                for table in ("transcripts", "chapter_files")
+            )
+        ).fetchall()
+        return _by_feed(pages), _by_feed(files)
+
+
+# The feed's latest fetch warning (idx_fetches_warning), while it is one of the warnings of
+# the feed's latest body read (feeds.warnings: set whenever a body is read, kept on a 304).
+_KEPT_FEWER = (
+    "(SELECT x.warning FROM (SELECT warning FROM fetches WHERE feed_id = f.id "
+    "AND warning IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1) x WHERE x.warning IN "
+    "(SELECT value FROM json_each(CASE WHEN json_valid(f.warnings) THEN f.warnings END)))"
+)
+
+
+def _by_feed(rows: Sequence[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    for feed_id, error, count in rows:
+        errors = out.setdefault(feed_id, {})
+        errors[error] = errors.get(error, 0) + count
+    return out
+
+
+def _failing_files(table: str) -> str:
+    """How many of the feed's listed files of ``table`` failed their last fetch."""
+    return (
+        f"(SELECT count(*) FROM {table} x JOIN episodes e ON e.id = x.episode_id "
+        "WHERE e.feed_id = f.id AND x.failures > 0 AND x.unlisted_at IS NULL)"
+    )
+
+
+def _file_errors(table: str) -> str:
+    return (
+        f"SELECT x.error, x.fetched_at FROM {table} x JOIN episodes e ON e.id = x.episode_id "
+        "WHERE e.feed_id = f.id AND x.failures > 0 AND x.unlisted_at IS NULL"
+    )

@@ -1,0 +1,565 @@
+"""A run: many feeds updated at once, with their pages and files, as the archive can take.
+
+The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
+:func:`update_feeds`. Worker threads fetch (:func:`podarchive.update.one_feed.fetch_feed`,
+:func:`podarchive.update.pages.fetch_page`, :func:`podarchive.update.files.fetch_file`), only the
+calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
+:func:`in_flight_limit`, so a run's memory follows its largest feed (#15). A fetch given up
+while the run is not stopping (the cluster's broker failed under it) is started again after
+:data:`REDO_PAUSE`, doubling up to :data:`REDO_MAX`: nothing of it was recorded, and its feed
+is finished, never left half done (#23).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol
+
+import httpx
+
+from podarchive import USER_AGENT
+from podarchive.core.clock import Clock, iso, parse_iso, utcnow
+from podarchive.core.errors import Abandoned, one_line, safe_url
+from podarchive.core.settings import Settings
+from podarchive.core.types import FeedState, FileKind, FileTask, PageResult, PageTask
+from podarchive.core.urls import normalize_url
+from podarchive.net.fetch import Fetcher
+from podarchive.net.hosts import HostTurns
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.runtime.cpu import CpuLane
+from podarchive.store import Archive, KnownItems
+from podarchive.update.files import FileOutcome, fetch_file, store_file
+from podarchive.update.one_feed import (
+    FeedOutcome,
+    FeedReport,
+    Known,
+    due_feeds,
+    fetch_feed,
+    store_feed,
+)
+from podarchive.update.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
+
+log = logging.getLogger("podarchive")
+_STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
+REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
+REDO_MAX = 16.0  # ... doubling each time the same fetch is given up again, to at most this
+
+
+@dataclass(slots=True)
+class RunReport:
+    feeds: list[FeedReport] = field(default_factory=list)
+    not_due: int = 0  # scheduled feeds skipped because they were not due yet
+    stopped: bool = False  # the run was asked to stop before it finished
+
+    @property
+    def failed(self) -> list[FeedReport]:
+        return [f for f in self.feeds if not f.ok]
+
+
+def update_due(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+) -> RunReport:
+    """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
+    due, waiting = due_feeds(archive, schedules, clock())
+    report = update_feeds(
+        archive,
+        due,
+        settings=settings,
+        transport=transport,
+        clock=clock,
+        stop=stop,
+        recheck_pages=recheck_pages,
+    )
+    report.not_due = waiting
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Workers:
+    """What a run's phases share: the HTTP client, the threads, the CPU lane, the item cache."""
+
+    fetcher: Fetcher
+    threads: ThreadPoolExecutor
+    cpu: CpuLane
+    known: Known | None
+
+    def fetch_feed(self, schedule: FeedSchedule, state: FeedState) -> Future[Any]:
+        return self.threads.submit(fetch_feed, self.fetcher, schedule, state, self.known, self.cpu)
+
+    def fetch_page(self, task: PageTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_page, self.fetcher, task, schedule, self.cpu)
+
+    def fetch_file(self, task: FileTask, schedule: FeedSchedule) -> Future[Any]:
+        return self.threads.submit(fetch_file, self.fetcher, task, schedule, self.cpu)
+
+    def abort(self) -> None:
+        self.fetcher.abort()
+        self.cpu.abort()
+
+
+def update_feeds(
+    archive: Archive,
+    schedules: Iterable[FeedSchedule],
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+    hosts: HostTurns | None = None,
+) -> RunReport:
+    """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
+    transcripts and chapters files: new ones, and archived ones whose re-check is due, or
+    all archived ones with ``recheck_pages``).
+
+    At most :func:`in_flight_limit` fetches are started and not yet stored at any moment,
+    so a run's memory follows its largest feed, not its number of feeds (#15). Setting
+    ``stop`` makes the run give up what is in flight and return soon; everything stored so
+    far is committed (one transaction per feed or page), the rest is left for the next run.
+    """
+    return update_stream(
+        archive,
+        _Listed(schedules),
+        settings=settings,
+        transport=transport,
+        clock=clock,
+        stop=stop,
+        recheck_pages=recheck_pages,
+        hosts=hosts,
+    )
+
+
+class FeedSource(Protocol):
+    """Where a run takes its feeds from, one at a time (:func:`update_stream`)."""
+
+    def next_feed(self, block: bool) -> FeedSchedule | None:
+        """The next feed to update; None when there is none now (``block``: the run has
+        nothing else to do, so wait a little for one). Raises StopIteration at the end."""
+        ...
+
+
+class _Listed:
+    """A run's feeds given up front (``run``, the daemon): never idle, then the end."""
+
+    def __init__(self, schedules: Iterable[FeedSchedule]) -> None:
+        self._feeds = iter(schedules)
+
+    def next_feed(self, block: bool) -> FeedSchedule | None:
+        return next(self._feeds)
+
+
+def update_stream(
+    archive: Archive,
+    source: FeedSource,
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    recheck_pages: bool = False,
+    hosts: HostTurns | None = None,
+    on_done: Callable[[str, FeedReport | None], None] | None = None,
+) -> RunReport:
+    """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
+    messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
+
+    ``on_done(url, report)`` is called, on this thread, once each feed started is stored
+    with its pages and files (``report`` None: it was given up because the run is
+    stopping, nothing of it recorded). With ``on_done`` the run keeps no reports of its own,
+    so it can last for ever.
+    """
+    settings = settings or Settings()
+    report = RunReport()
+    blocks = {
+        host: until
+        for host, stamp in archive.host_blocks(iso(clock())).items()
+        if (until := parse_iso(stamp)) is not None
+    }
+    threads = ThreadPoolExecutor(max(1, settings.concurrency), "podarchive")
+    known: KnownItems | None = archive.known_items() if settings.item_cache else None
+    with (
+        Fetcher(settings, transport=transport, blocked_hosts=blocks, hosts=hosts) as fetcher,
+        CpuLane(settings.processes) as cpu,
+    ):
+        workers = _Workers(fetcher, threads, cpu, known)
+        flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
+        try:
+            flow.run(source)
+        finally:
+            stopping = stop is not None and stop.is_set()
+            if stopping:
+                workers.abort()
+            threads.shutdown(wait=not stopping, cancel_futures=True)
+            if known is not None:
+                known.close()
+        archive.save_host_blocks(
+            {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, iso(clock())
+        )
+    report.stopped = bool(stop and stop.is_set())
+    return report
+
+
+def in_flight_limit(settings: Settings) -> int:
+    """Fetches a run starts before the first of them is stored: one per request slot, so
+    every slot stays busy, and no more, so finished outcomes (a parsed feed is megabytes)
+    never pile up waiting for the one thread that writes the archive."""
+    return max(1, settings.concurrency)
+
+
+@dataclass(slots=True)
+class _Followers:
+    """A stored feed whose pages and files are still to be listed and fetched."""
+
+    schedule: FeedSchedule
+    feed_id: int
+    report: FeedReport
+
+
+class _Flow:
+    """A run's work, started in order and stored as it finishes, with back-pressure.
+
+    Feeds start first, in the order given (as before: a feed is never queued behind another
+    feed's pages); a stored feed's pages and files are listed only when their turn comes,
+    so the queue of work not started is one small entry per feed, never one per page.
+    """
+
+    def __init__(
+        self,
+        archive: Archive,
+        workers: _Workers,
+        report: RunReport,
+        settings: Settings,
+        clock: Clock,
+        stop: threading.Event | None,
+        recheck_pages: bool,
+        on_done: Callable[[str, FeedReport | None], None] | None = None,
+    ) -> None:
+        self.archive, self.workers, self.report = archive, workers, report
+        self.settings, self.clock, self.stop = settings, clock, stop
+        self.recheck_pages = recheck_pages
+        self.on_done = on_done  # set: a stream that forgets each feed once it is done
+        self.limit = in_flight_limit(settings)
+        self.pending: set[Future[Any]] = set()
+        self.followers: deque[_Followers] = deque()
+        self.tasks: deque[Callable[[], Future[Any]]] = deque()  # one listed feed's fetches
+        self.reports: dict[int, FeedReport] = {}
+        self.settled: dict[int, str] = {}  # fetch settings to keep once a feed's followers are in
+        self.fetching: dict[str, str] = {}  # feed URL → label: never two GETs of one feed
+        self.keys: dict[int, str] = {}  # feed id → its key in ``fetching``
+        # fetches to start again: a heap of (not before, order, start); given up per URL
+        self.redo: list[tuple[float, int, Callable[[], Future[Any]]]] = []
+        self.redone: dict[str, int] = {}
+        self._order = itertools.count()
+
+    def run(self, source: FeedSource) -> None:
+        more_feeds = True
+        while True:
+            self._start_redone()
+            idle = False  # the source has no feed now: pages and files may start meanwhile
+            while more_feeds and len(self.pending) < self.limit and not self._stopping():
+                started = self._start_feed(source, block=not self._busy())
+                more_feeds, idle = started is not _END, started is _IDLE
+                if idle:
+                    break
+            followers_may_start = not more_feeds or idle
+            while followers_may_start and len(self.pending) < self.limit:
+                if not self._start_follower():
+                    break
+            if not self.pending:
+                if self._stopping():
+                    return
+                if more_feeds:
+                    continue  # a stream between feeds
+                if not self.redo:
+                    return
+                self._pause(self.redo[0][0] - time.monotonic())
+                continue
+            done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            if self._stopping():
+                self.workers.abort()
+                for future in self.pending:
+                    future.cancel()
+                self.pending = set()
+                more_feeds = False
+                self.followers.clear()
+                self.tasks.clear()
+                self.redo.clear()
+            for future in done:
+                self._store(future.result())
+
+    def _busy(self) -> bool:
+        return bool(self.pending or self.tasks or self.followers)
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            if self.stop is not None:
+                self.stop.wait(seconds)
+            else:
+                time.sleep(seconds)
+
+    def _redo_later(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        """A fetch given up while the run goes on: the cluster's broker failed under it
+        (per-host turns live there), nothing of it was recorded. The same fetch starts again
+        after :data:`REDO_PAUSE` (again and again while the broker is away, each pause twice
+        the last, to :data:`REDO_MAX`), so its feed is stored whole once the broker is back,
+        and never left in flight (#23)."""
+        url = _url_of(outcome)
+        times = self.redone[url] = self.redone.get(url, 0) + 1
+        pause = min(REDO_PAUSE * 2 ** (times - 1), REDO_MAX)
+        log.debug("%s: %s; again in %g s", url, outcome.error, pause)
+        entry = (time.monotonic() + pause, next(self._order), _again(self.workers, outcome))
+        heapq.heappush(self.redo, entry)
+
+    def _start_redone(self) -> None:
+        now = time.monotonic()
+        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
+            self.pending.add(heapq.heappop(self.redo)[2]())
+
+    def _start_feed(self, source: FeedSource, block: bool) -> object:
+        """Start the next feed's fetch (unless it is one already started): _STARTED,
+        _IDLE (the source has none now) or _END."""
+        try:
+            schedule = source.next_feed(block)
+        except StopIteration:
+            return _END
+        if schedule is None:
+            return _IDLE
+        state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
+        key = normalize_url(state.current_url)
+        twin = self.fetching.setdefault(key, schedule.label)
+        if twin != schedule.label:
+            note = f"same feed as {twin} (it moved there); not fetched twice"
+            twin_report = FeedReport(schedule.url, schedule.label, warnings=(note,))
+            self._keep(twin_report)
+            self._done(twin_report)
+        else:
+            self.keys[state.id] = key
+            self.pending.add(self.workers.fetch_feed(schedule, state))
+        return _STARTED
+
+    def _keep(self, report: FeedReport) -> None:
+        """The run's list of reports, kept unless a stream hands each one on (``on_done``)."""
+        if self.on_done is None:
+            self.report.feeds.append(report)
+
+    def _done(self, report: FeedReport, *, feed_id: int | None = None) -> None:
+        """A feed's report is final: a stream hands it on and forgets the feed."""
+        if self.on_done is None:
+            return
+        if feed_id is not None:
+            self.reports.pop(feed_id, None)
+            self.fetching.pop(self.keys.pop(feed_id, ""), None)
+        self.on_done(report.url, report)
+
+    def _start_follower(self) -> bool:
+        """Start the next page or file fetch, listing the next feed's when one is needed."""
+        while not self.tasks and self.followers:
+            self._list_followers(self.followers.popleft())
+        if not self.tasks:
+            return False
+        self.pending.add(self.tasks.popleft()())
+        return True
+
+    def _list_followers(self, entry: _Followers) -> None:
+        starts, fingerprint = _followers(
+            self.archive, entry, self.workers, self.clock, self.recheck_pages, self.settings
+        )
+        self.tasks.extend(starts)
+        if fingerprint is not None:
+            self.settled[entry.feed_id] = fingerprint
+        if entry.report.pages_pending == 0:
+            _log_feed(entry.report)
+            self._done(entry.report, feed_id=entry.feed_id)
+
+    def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        if isinstance(outcome.error, Abandoned):
+            if not self._stopping():
+                self._redo_later(outcome)
+            elif isinstance(outcome, FeedOutcome) and self.on_done is not None:
+                self.on_done(outcome.state.url, None)
+            return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
+        if self.redone:
+            self.redone.pop(_url_of(outcome), None)
+        now = self.clock()
+        if isinstance(outcome, FeedOutcome):
+            feed_id = outcome.state.id
+            feed_report = store_feed(self.archive, outcome, now, self.settings)
+            self._keep(feed_report)
+            self.reports[feed_id] = feed_report
+            if feed_report.ok and not self._stopping():
+                entry = _Followers(outcome.schedule, feed_id, feed_report)
+                if _has_followers(outcome.schedule):
+                    feed_report.pages_pending = -1  # listed when their turn comes
+                    self.followers.append(entry)
+                else:
+                    self._list_followers(entry)  # nothing to fetch: settle it now
+                return
+        elif isinstance(outcome, FileOutcome):
+            feed_id = outcome.task.feed_id
+            status = store_file(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_file(feed_report, status, outcome)
+        else:
+            feed_id = outcome.task.feed_id
+            status = store_page(self.archive, outcome, iso(now))
+            feed_report = self.reports[feed_id]
+            _count_page(feed_report, status, outcome)
+        if feed_report.pages_pending == 0:
+            _log_feed(feed_report)
+            if (fingerprint := self.settled.pop(feed_id, None)) is not None:
+                self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
+            self._done(feed_report, feed_id=feed_id)
+
+
+def _again(
+    workers: _Workers, outcome: FeedOutcome | PageOutcome | FileOutcome
+) -> Callable[[], Future[Any]]:
+    """The fetch that gave ``outcome``, ready to start again."""
+    if isinstance(outcome, FeedOutcome):
+        return partial(workers.fetch_feed, outcome.schedule, outcome.state)
+    if isinstance(outcome, FileOutcome):
+        return partial(workers.fetch_file, outcome.task, outcome.schedule)
+    assert outcome.schedule is not None  # fetch_page always gives it
+    return partial(workers.fetch_page, outcome.task, outcome.schedule)
+
+
+def _url_of(outcome: FeedOutcome | PageOutcome | FileOutcome) -> str:
+    return outcome.schedule.url if isinstance(outcome, FeedOutcome) else outcome.task.url
+
+
+def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
+    """The settings a feed's pages and files are fetched with, as JSON (kept per feed).
+
+    Effective values: ``allow_private_hosts`` from the schedule or the run
+    (``--allow-private-hosts``), a user agent given by the schedule or the environment.
+    """
+    agent = schedule.user_agent or (
+        settings.user_agent if settings.user_agent != USER_AGENT else None
+    )
+    values = {
+        "allow_private_hosts": schedule.allow_private_hosts or settings.allow_private_hosts,
+        "user_agent": agent,
+        "pages": schedule.pages,
+        "transcripts": schedule.transcripts,
+        "chapters": schedule.chapters,
+    }
+    return json.dumps(values, sort_keys=True, ensure_ascii=False)
+
+
+def _changed_settings(before: str, now: str) -> list[str]:
+    try:
+        old = json.loads(before)
+    except ValueError:
+        old = {}
+    new = json.loads(now)
+    return sorted(k for k in new if not isinstance(old, dict) or old.get(k) != new[k])
+
+
+def _has_followers(schedule: FeedSchedule) -> bool:
+    return schedule.pages or schedule.transcripts or schedule.chapters
+
+
+def _followers(
+    archive: Archive,
+    entry: _Followers,
+    workers: _Workers,
+    clock: Clock,
+    recheck_pages: bool,
+    settings: Settings,
+) -> tuple[list[Callable[[], Future[Any]]], str | None]:
+    """The fetches a stored feed calls for (its due pages and files, by its schedule), each
+    ready to start, and the fetch settings to remember once they are stored (None: nothing).
+
+    When the schedule's fetch settings changed since the feed's pages and files were last
+    fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
+    those that failed are due now, not after their back-off.
+    """
+    schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
+    fingerprint = fetch_settings(schedule, settings)
+    before = archive.fetch_settings(feed_id)
+    retry = before is not None and before != fingerprint  # unknown before: nothing to redo
+    if retry:
+        changed = ", ".join(_changed_settings(before or "", fingerprint))
+        log.info("%s: %s changed: retrying what failed now", report.label, changed)
+    starts: list[Callable[[], Future[Any]]] = []
+    if schedule.pages:
+        pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
+        starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
+    kinds: list[FileKind] = []
+    if schedule.transcripts:
+        kinds.append("transcript")
+    if schedule.chapters:
+        kinds.append("chapters")
+    files = archive.files_to_fetch(
+        feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
+    )
+    starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
+    report.pages_pending = len(starts)
+    remember = None if before == fingerprint else fingerprint
+    if remember is not None and not starts:
+        archive.set_fetch_settings(feed_id, remember)
+        remember = None
+    return starts, remember
+
+
+def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
+    report.pages_pending -= 1
+    if count_page(report, status):
+        log.info("%s: page %s: %s", report.label, safe_url(outcome.task.url), outcome.error)
+    if status == "failed":
+        report.problems.append(("page", str(outcome.error)))
+
+
+def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) -> None:
+    report.pages_pending -= 1
+    if status == "failed":
+        report.files_failed += 1
+        report.problems.append((outcome.task.kind, str(outcome.error)))
+        url = safe_url(outcome.task.url)
+        log.info("%s: %s %s: %s", report.label, outcome.task.kind, url, outcome.error)
+    else:
+        report.files_ok += 1
+
+
+def _log_feed(report: FeedReport) -> None:
+    if report.error:
+        log.info("%s: failed: %s", report.label, report.error)
+    elif report.not_modified:
+        log.info("%s: unchanged", report.label)
+    else:
+        s = report.stats
+        log.info(
+            "%s: %d new, %d changed, %d unchanged episodes; pages: %d ok, %d empty, %d failed",
+            *(report.label, s.new, s.changed, s.unchanged),
+            *(report.pages_ok, report.pages_empty, report.pages_failed),
+        )
+        if report.files_ok or report.files_failed:
+            log.info(
+                "%s: transcripts and chapters: %d read, %d failed",
+                *(report.label, report.files_ok, report.files_failed),
+            )
+    if report.moved_to:
+        moved = safe_url(report.moved_to)
+        log.warning("%s: moved to %s (update its schedule file)", report.label, moved)
+    for warning in report.warnings:
+        log.info("%s: warning: %s", report.label, one_line(warning))

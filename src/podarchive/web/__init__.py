@@ -1,0 +1,1 @@
+"""Browsing the archive: the Datasette server, its plugin and templates, and cross-shard search."""

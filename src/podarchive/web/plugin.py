@@ -1,0 +1,557 @@
+"""What the archive's pages show in Datasette: the plugin podarchive registers for the servers
+:mod:`podarchive.web.serve` builds, and the plain functions behind it.
+
+* Plain functions: show notes sanitised by nh3 (:func:`sanitise_notes`), durations as
+  ``h:mm:ss`` (:func:`hms`), JSON cells as lists (:func:`json_cell_html`), the order of an
+  episode's columns (:func:`arrange`) and of the tables, facets without repeats.
+* The plugin (:func:`register_plugin`): the Datasette hooks, acting only for the servers in
+  :data:`SERVED`: templates' variables for an episode's page (its links, chapters, transcript,
+  revisions, how its page notes were found), cells, connections, the 4xx page.
+
+Datasette is imported only inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import sys
+import weakref
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from podarchive.core.types import LOW_CONFIDENCE
+from podarchive.core.urls import is_http_url, join_url
+from podarchive.read.transcript_formats import format_timestamp, media_link
+from podarchive.web.shard_search import fts_phrases
+
+PLUGIN = "podarchive"  # its configuration's key in the metadata's "plugins"
+#: Transcript segments shown on an episode's page; the rest are a link away.
+SEGMENTS_SHOWN = 1000
+
+#: Which cross-shard databases each server built by :func:`make_datasette` has: database →
+#: the shards it attaches, each (name, path, immutable).
+CROSS_SHARDS: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[str, Path, bool]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# what the pages show: plain functions ---------------------------------------------------------
+
+#: The tags show notes keep: text structure and links. No img (a remote image is a request to
+#: a third party, often a tracking pixel), no media, forms, frames or scripts.
+NOTE_TAGS = frozenset(
+    {
+        "a", "abbr", "b", "blockquote", "br", "cite", "code", "dd", "del", "details", "div",
+        "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
+        "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "small", "span", "strong",
+        "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr",
+        "u", "ul",
+    }
+)  # fmt: skip
+NOTE_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "abbr": {"title"},
+    "ol": {"start"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan"},
+    "time": {"datetime"},
+}
+#: Removed with everything in them (other tags not kept are unwrapped: their text stays).
+NOTE_DROPPED = frozenset(
+    {"script", "style", "template", "noscript", "iframe", "object", "embed", "svg", "math"}
+)
+NOTE_SCHEMES = frozenset({"http", "https", "mailto"})
+
+
+def sanitise_notes(notes_html: str | None, base_url: str | None = None) -> str:
+    """Show notes as HTML that is safe to put in a page, by nh3 (the Ammonia sanitiser).
+
+    Kept: :data:`NOTE_TAGS` with :data:`NOTE_ATTRIBUTES` (no ``style``, no ``on*`` handler,
+    no ``class`` or ``id``); links only to http(s) and mailto URLs, relative ones resolved
+    against ``base_url`` (an http(s) URL: the episode's link or page) or dropped, each with
+    ``rel="noopener noreferrer nofollow"``. Scripts, styles and the like go with their
+    content; other tags are unwrapped. Raises ``ImportError`` without nh3.
+    """
+    import nh3
+
+    if not notes_html:
+        return ""
+    base = base_url.strip() if base_url and is_http_url(base_url) else None
+
+    def absolute(element: str, attribute: str, value: str) -> str | None:
+        if attribute != "href":
+            return value
+        href = value.strip()
+        scheme = urlsplit(href).scheme.lower()
+        if scheme:  # nh3 checked it already; checked again, in case the two parse apart
+            return href if scheme in NOTE_SCHEMES else None
+        if not base or not href or href.startswith("#"):
+            return None  # relative ("/x", "//host/x") with no base, or in-page
+        try:
+            joined = join_url(base, href)
+        except ValueError:
+            return None
+        return joined if is_http_url(joined) else None
+
+    return nh3.clean(
+        notes_html,
+        tags=set(NOTE_TAGS),
+        clean_content_tags=set(NOTE_DROPPED),
+        attributes={tag: set(names) for tag, names in NOTE_ATTRIBUTES.items()},
+        attribute_filter=absolute,
+        url_schemes=set(NOTE_SCHEMES),
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+def hms(seconds: object) -> str | None:
+    """``h:mm:ss`` of a number of seconds (1188 → ``0:19:48``); None for anything else."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float | str):
+        return None
+    try:
+        value = float(seconds)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < 0 or value >= 1e9:
+        return None
+    return format_timestamp(value)
+
+
+def json_cell_html(value: object) -> str | None:
+    """A JSON list or object as a short HTML list (escaped): each item's values, links for
+    http(s) URLs; None when ``value`` is not JSON text of a list or an object."""
+    if not isinstance(value, str) or not value.lstrip().startswith(("[", "{")):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    items = parsed if isinstance(parsed, list) else [parsed]
+    if not items:
+        return None
+    shown = []
+    for item in items:
+        parts = item.values() if isinstance(item, dict) else [item]
+        text = " · ".join(_json_part(part) for part in parts if part not in (None, ""))
+        shown.append(f"<li>{text}</li>")
+    return f'<ul class="archive-json">{"".join(shown)}</ul>'
+
+
+def _json_part(part: object) -> str:
+    if isinstance(part, dict | list):
+        return html.escape(json.dumps(part, ensure_ascii=False))
+    text = str(part)
+    if is_http_url(text):
+        path = urlsplit(text).path.rstrip("/")
+        name = path.rpartition("/")[2] or urlsplit(text).netloc
+        return f'<a href="{html.escape(text)}">{html.escape(name)}</a>'
+    return html.escape(text)
+
+
+def arrange(columns: Sequence[str], first: Sequence[str], last: Sequence[str]) -> list[str]:
+    """``columns`` with those named in ``first`` first and in ``last`` last, each in that
+    order; the others keep theirs. Names not in ``columns`` are ignored."""
+    present = set(columns)
+    head = [c for c in first if c in present]
+    tail = [c for c in last if c in present and c not in head]
+    middle = [c for c in columns if c not in head and c not in tail]
+    return head + middle + tail
+
+
+def ordered_tables(
+    tables: Iterable[Mapping[str, Any]], described: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The database page's tables in the metadata's order (the archive's own: podcasts,
+    episodes, links…), then the others by name; each with its ``title`` and ``summary`` (the
+    first sentence of its description)."""
+    rank = {name: i for i, name in enumerate(described)}
+    ordered = []
+    for table in sorted(tables, key=lambda t: (rank.get(t["name"], len(rank)), t["name"])):
+        meta = described.get(table["name"]) or {}
+        description = str(meta.get("description") or "")
+        summary = description.split(". ")[0].rstrip(".") + "." if description else ""
+        ordered.append({**table, "title": meta.get("title") or table["name"], "summary": summary})
+    return ordered
+
+
+def unique_facets(facets: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Facet results without repeats: ``?_facet=domain`` on a table whose metadata facets by
+    domain already gives Datasette two identical ones."""
+    seen: set[tuple[Any, Any]] = set()
+    kept = []
+    for facet in facets:
+        key = (facet.get("name"), facet.get("type"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(facet)
+    return kept
+
+
+# the plugin: Datasette hooks -----------------------------------------------------------------
+
+#: The Datasette instances :func:`make_datasette` built: the only ones the hooks act for.
+SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
+#: In a canned query's results, a column shown as a link to the row its id column names.
+QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
+#: An episode's columns its page shows in their own places, not among "all fields".
+EPISODE_SHOWN = frozenset(
+    {"id", "title", "notes_html", "notes_text", "page_notes_html", "page_notes_text"}
+)
+
+
+def register_plugin() -> None:
+    """Mark this module's hooks and register it with Datasette's plugin manager (once)."""
+    from datasette import hookimpl
+    from datasette.plugins import pm
+
+    module = sys.modules[__name__]
+    if pm.is_registered(module):
+        return
+    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars):
+        hookimpl(hook)
+    hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
+    hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
+    pm.register(module, name=PLUGIN)
+
+
+def _config(datasette: Any) -> dict[str, Any]:
+    config = datasette.plugin_config(PLUGIN)
+    return config if isinstance(config, dict) else {}
+
+
+def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
+    """Hook: table searches read what was typed with :func:`fts_phrases` (never a syntax
+    error), and a cross-shard database's connection attaches its shards (read-only, or
+    immutable as each shard is served), each as a schema of its name."""
+    if datasette not in SERVED:
+        return
+    conn.create_function("escape_fts", 1, fts_phrases, deterministic=True)
+    for name, path, immutable in CROSS_SHARDS.get(datasette, {}).get(database, ()):
+        mode = "immutable=1" if immutable else "mode=ro"
+        uri = f"file:{quote(str(path.resolve()))}?{mode}"
+        conn.execute("attach database ? as ?", (uri, name))
+
+
+def handle_exception(
+    datasette: Any, request: Any, exception: Exception
+) -> Generator[None, Any, None]:
+    """Hook (a wrapper): a reader's bad request (a 4xx: a search in raw mode that FTS5
+    cannot parse, a NUL in a canned query's text, a missing row) answers with the error page
+    alone, without the traceback (with its locals) that Datasette prints for every error;
+    the server's log keeps Datasette's one ``ERROR:`` line for a failed query. Errors of
+    the server itself (5xx) are left to Datasette."""
+    outcome = yield
+    if datasette in SERVED and 400 <= getattr(exception, "status", 500) < 500:
+        outcome.force_result([lambda: _error_page(datasette, request, exception)])
+
+
+async def _error_page(datasette: Any, request: Any, exception: Any) -> Any:
+    """Datasette's error page (or JSON) for a 4xx ``exception``, a failed search named so."""
+    from datasette import Response
+    from datasette.utils import add_cors_headers
+    from markupsafe import Markup
+
+    message = exception.args[0] if exception.args else ""
+    info, title = dict(getattr(exception, "error_dict", {})), getattr(exception, "title", None)
+    if hasattr(exception, "message"):  # a DatasetteError
+        message = Markup(exception.message) if exception.message_is_html else exception.message
+    if title == "Invalid SQL" and any(key.startswith("_search") for key in request.args):
+        title = "Invalid search"
+        message = f"{message} (in raw mode, _searchmode=raw, the search is FTS5 query syntax)"
+    info.update({"ok": False, "error": message, "status": exception.status, "title": title})
+    headers: dict[str, str] = {}
+    if datasette.cors:
+        add_cors_headers(headers)
+    if request.path.split("?")[0].endswith(".json"):
+        return Response.json(info, status=exception.status, headers=headers)
+    template = datasette.jinja_env.select_template([f"{exception.status}.html", "error.html"])
+    context = {
+        **info,
+        "urls": datasette.urls,
+        "app_css_hash": datasette.app_css_hash(),
+        "menu_links": list,
+    }
+    page = await template.render_async(context)
+    return Response.html(page, status=exception.status, headers=headers)
+
+
+def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
+    """Hook: the templates' filters ``archive_notes`` (sanitised notes, see
+    :func:`sanitise_notes`) and ``hms``."""
+    if datasette not in SERVED:
+        return
+    from markupsafe import Markup
+
+    def archive_notes(notes_html: str | None, base_url: str | None = None) -> Markup:
+        return Markup(sanitise_notes(notes_html, base_url))  # sanitised
+
+    env.filters["archive_notes"] = archive_notes
+    env.filters["hms"] = lambda seconds: hms(seconds) or ""
+
+
+def render_cell(
+    row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any
+) -> Any:
+    """Hook: durations as ``h:mm:ss``, JSON columns as lists, and in canned queries the
+    ``episode`` and ``podcast`` columns as links to their rows (in a cross-shard database:
+    in the row's ``shard``, itself a link to that shard's database)."""
+    if datasette not in SERVED:
+        return None
+    from markupsafe import Markup, escape
+
+    if table is None:
+        shards = {name for name, _, _ in CROSS_SHARDS.get(datasette, {}).get(database, ())}
+        if column == "shard" and value in shards:
+            href = datasette.urls.database(value)
+            return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
+        if column not in QUERY_LINKS or value in (None, ""):
+            return None
+        id_column, target = QUERY_LINKS[column]
+        try:
+            target_id = row[id_column]
+            shard = row["shard"] if shards else database
+        except (IndexError, KeyError):
+            return None
+        if target_id is None or shard not in (shards or {database}):
+            return None
+        href = _row_url(datasette, shard, target, target_id)
+        return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
+    config = _config(datasette)
+    if column in config.get("durations", {}).get(table, ()):
+        return hms(value)
+    if column in config.get("json_columns", {}).get(table, ()):
+        rendered = json_cell_html(value)
+        return None if rendered is None else Markup(rendered)  # escaped
+    return None
+
+
+def _row_url(datasette: Any, database: str, table: str, pk: object) -> str:
+    from datasette.utils import tilde_encode
+
+    return str(datasette.urls.row(database, table, tilde_encode(str(pk))))
+
+
+def extra_template_vars(
+    database: str | None, table: str | None, view_name: str, request: Any, datasette: Any
+) -> Any:
+    """Hook: what the templates in ``datasette/templates`` call.
+
+    ``archive_label(column)``, ``archive_columns(display_columns, display_rows)`` (the
+    metadata's column order; on a table page the episode's title links to its page),
+    ``archive_facets(facets)`` (no repeats), ``archive_tables(tables, metadata)``, and on an
+    episode's page ``archive_episode``: the episode and its related rows. With shards:
+    ``archive_searches`` (the cross-shard databases: name, title, search URL) and, on a
+    cross-shard database's page, ``archive_shards`` (the shards it searches: name, URL).
+    """
+    if datasette not in SERVED:
+        return None
+    config = _config(datasette)
+    labels: dict[str, str] = config.get("labels", {})
+    order: dict[str, list[str]] = config.get("column_order", {}).get(table or "", {})
+
+    cross = CROSS_SHARDS.get(datasette, {})
+    searches = [
+        {
+            "name": group,
+            "title": (datasette.metadata("title", database=group) or group),
+            "url": datasette.urls.query(group, "search_episodes"),
+            "shards": [name for name, _, _ in members],
+        }
+        for group, members in cross.items()
+    ]
+
+    def archive_label(column: str) -> str:
+        return labels.get(column, column)
+
+    def archive_columns(
+        display_columns: list[dict[str, Any]], display_rows: Iterable[Iterable[dict[str, Any]]]
+    ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+        by_name = {c["name"]: c for c in display_columns}
+        names = arrange(list(by_name), order.get("first", ()), order.get("last", ()))
+        rows = []
+        for display_row in display_rows:
+            cells = {cell["column"]: cell for cell in display_row}
+            if view_name == "table" and table == "episodes":
+                cells = _title_links(cells, datasette, database or "")
+            rows.append([cells[name] for name in names if name in cells])
+        return [by_name[name] for name in names], rows
+
+    def archive_tables(
+        tables: Iterable[Mapping[str, Any]], metadata: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        return ordered_tables(tables, metadata.get("tables") or {})
+
+    async def template_vars() -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "archive_label": archive_label,
+            "archive_columns": archive_columns,
+            "archive_facets": unique_facets,
+            "archive_tables": archive_tables,
+            "archive_episode": None,
+            "archive_searches": searches,
+            "archive_shards": [
+                {"name": name, "url": datasette.urls.database(name)}
+                for name, _, _ in cross.get(database or "", ())
+            ],
+        }
+        if view_name == "row" and table == "episodes" and database and request is not None:
+            found["archive_episode"] = await _episode(datasette, database, request)
+        return found
+
+    return template_vars
+
+
+def _title_links(cells: dict[str, Any], datasette: Any, database: str) -> dict[str, Any]:
+    """An episodes table row's cells, its title a link to the episode's page."""
+    from markupsafe import Markup, escape
+
+    pk = next((c for c in cells.values() if c.get("value_type") == "pk"), None)
+    title = cells.get("title")
+    if pk is None or title is None or title.get("raw") in (None, ""):
+        return cells
+    href = _row_url(datasette, database, "episodes", pk["raw"])
+    link = Markup(f'<a href="{escape(href)}">{escape(title["value"])}</a>')
+    return {**cells, "title": {**title, "value": link}}
+
+
+async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any] | None:
+    """An episode with what its page shows: podcast, date, duration, notes' base URLs, links
+    (one per URL, with the notes they are in), people, chapters (one per start and title),
+    a transcript's segments (the first readable transcript, current version) and
+    revisions."""
+    from datasette.utils import urlsafe_components
+
+    pks = urlsafe_components(request.url_vars["pks"])
+    if len(pks) != 1:
+        return None
+    db = datasette.get_database(database)
+    rows = await db.execute(
+        "select episodes.*, coalesce(feeds.title, feeds.name, feeds.url) as podcast, "
+        "feeds.link as podcast_link from episodes join feeds on feeds.id = episodes.feed_id "
+        "where episodes.id = :id",
+        {"id": pks[0]},
+    )
+    row = rows.first()
+    if row is None:
+        return None
+    episode: dict[str, Any] = dict(row)
+    id_ = episode["id"]
+    names = set(await db.table_names()) | set(await db.view_names())
+
+    async def select(table: str, sql: str, **params: Any) -> list[dict[str, Any]]:
+        if table not in names:
+            return []
+        return [dict(r) for r in (await db.execute(sql, {"id": id_, **params})).rows]
+
+    enclosure = _http(episode.get("enclosure_url"))
+
+    def timed(start: object) -> dict[str, Any]:
+        shown = hms(start)
+        at = float(start) if shown is not None and isinstance(start, int | float) else None
+        return {
+            "start_hms": shown,
+            "media": media_link(enclosure, at) if enclosure and at is not None else None,
+        }
+
+    published = episode.get("published") or ""
+    link, page_url = _http(episode.get("link")), _http(episode.get("page_url"))
+    episode.update(
+        link_href=link,
+        page_href=page_url,
+        enclosure_href=enclosure,
+        url=_row_url(datasette, database, "episodes", id_),
+        podcast_url=_row_url(datasette, database, "feeds", episode["feed_id"]),
+        date=published[:10] or None,
+        duration_hms=hms(episode.get("duration")),
+        notes_base=link or page_url or _http(episode["podcast_link"]),
+        page_notes_base=page_url or link,
+        same_notes=_words(episode.get("notes_text")) == _words(episode.get("page_notes_text")),
+        low_confidence=LOW_CONFIDENCE,
+    )
+
+    links: dict[str, dict[str, Any]] = {}
+    for found in await select(
+        "links",
+        "select source, url, normalized_url, domain, text from links "
+        "where episode_id = :id and revision_id is null order by source, position",
+    ):
+        if _http(found["url"]) is None:
+            continue
+        same = links.setdefault(found["normalized_url"] or found["url"], {**found, "sources": []})
+        if found["source"] not in same["sources"]:
+            same["sources"].append(found["source"])
+        same["text"] = same["text"] or found["text"]
+    episode["links"] = list(links.values())
+
+    episode["persons"] = [
+        {**person, "href": _http(person["href"])}
+        for person in await select(
+            "persons",
+            'select name, role, "group", href from persons where episode_id = :id order by name',
+        )
+    ]
+
+    chapters: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for chapter in await select(
+        "chapters",
+        'select start, "end", title, url, source from chapters '
+        "where episode_id = :id and revision_id is null "
+        "order by start, source = 'psc', chapter_file_id, position",
+    ):
+        start = chapter["start"]
+        key = (int(start) if isinstance(start, int | float) and math.isfinite(start) else start,)
+        chapters.setdefault(
+            (*key, chapter["title"]), {**chapter, "url": _http(chapter["url"]), **timed(start)}
+        )
+    episode["chapters"] = list(chapters.values())
+
+    transcripts = await select(
+        "transcripts",
+        "select id, url, format, language, status, items, rel from transcripts "
+        "where episode_id = :id order by status = 'ok' and items > 0 desc, format = 'page', "
+        "position",
+    )
+    episode["transcripts"] = transcripts
+    shown = transcripts[0] if transcripts and transcripts[0]["items"] else None
+    segments = []
+    if shown is not None:
+        segments = await select(
+            "transcript_segments",
+            "select start, speaker, text from transcript_segments "
+            "where transcript_id = :transcript and revision_id is null order by position "
+            "limit :limit",
+            transcript=shown["id"],
+            limit=SEGMENTS_SHOWN + 1,
+        )
+        shown["segments_url"] = (
+            datasette.urls.table(database, "transcript_segments")
+            + f"?transcript_id={shown['id']}&revision_id__isnull=1"
+        )
+    episode["transcript"] = shown
+    episode["segments"] = [{**s, **timed(s["start"])} for s in segments[:SEGMENTS_SHOWN]]
+    episode["more_segments"] = len(segments) > SEGMENTS_SHOWN
+
+    episode["revisions"] = [
+        {**r, "url": _row_url(datasette, database, "episode_revisions", r["id"])}
+        for r in await select(
+            "episode_revisions",
+            "select id, source, seen_from, seen_until, changed, title from episode_revisions "
+            "where episode_id = :id order by seen_until desc, id desc",
+        )
+    ]
+    episode["shown_columns"] = EPISODE_SHOWN
+    return episode
+
+
+def _http(url: object) -> str | None:
+    """``url`` when it is an absolute http(s) URL (safe in an href), else None."""
+    return url.strip() if isinstance(url, str) and is_http_url(url) else None
+
+
+def _words(text: object) -> str:
+    return " ".join(str(text).split()) if text else ""
