@@ -76,6 +76,24 @@ def remove_boilerplate(
     ``inner_sections``: a ``<header>`` or ``<footer>`` inside a ``<main>`` or ``<article>``
     is kept but for its class.
     """
+    doomed, unwrapped = _furniture(body, inner_sections)
+    doomed = _without_page_forms(body, doomed)
+    spared: list[Tag] = []
+    if reference:
+        kept = _sparing_reference(body, doomed, reference)
+        spared = [tag for tag in doomed if tag not in kept]
+        doomed = kept
+    for tag in doomed:
+        tag.extract()
+    for tag in unwrapped:
+        tag.unwrap()  # kept for the article it holds: what a reader without scripts sees
+    for tag in spared:  # kept for the notes it holds: its own furniture still goes
+        remove_boilerplate(tag, reference, inner_sections=inner_sections)
+
+
+def _furniture(body: Tag, inner_sections: bool) -> tuple[list[Tag], list[Tag]]:
+    """The outermost elements under ``body`` to remove, and the ``<noscript>`` elements kept
+    to unwrap. A hidden full text's teaser goes in its stead (the full text is unhidden)."""
     doomed: list[Tag] = []
     unwrapped: list[Tag] = []
     stack = child_tags(body)[::-1]
@@ -91,21 +109,16 @@ def remove_boilerplate(
             if tag.name == "noscript":
                 unwrapped.append(tag)
             stack += [child for child in reversed(tag.contents) if isinstance(child, Tag)]
+    return doomed, unwrapped
+
+
+def _without_page_forms(body: Tag, doomed: list[Tag]) -> list[Tag]:
+    """``doomed`` less a ``<form>`` that holds over half the page's text (ASP.NET style)."""
     forms = [tag for tag in doomed if tag.name == "form"]
-    if forms:
-        half_page = len(collapse(body.get_text())) / 2
-        doomed = [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
-    spared: list[Tag] = []
-    if reference:
-        kept = _sparing_reference(body, doomed, reference)
-        spared = [tag for tag in doomed if tag not in kept]
-        doomed = kept
-    for tag in doomed:
-        tag.extract()
-    for tag in unwrapped:
-        tag.unwrap()  # kept for the article it holds: what a reader without scripts sees
-    for tag in spared:  # kept for the notes it holds: its own furniture still goes
-        remove_boilerplate(tag, reference, inner_sections=inner_sections)
+    if not forms:
+        return doomed
+    half_page = len(collapse(body.get_text())) / 2
+    return [tag for tag in doomed if tag not in forms or len(tag.get_text()) <= half_page]
 
 
 def _sparing_reference(body: Tag, doomed: list[Tag], reference: list[str]) -> list[Tag]:

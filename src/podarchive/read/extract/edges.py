@@ -174,10 +174,18 @@ def _is_text(node: object) -> TypeGuard[NavigableString]:
     return isinstance(node, NavigableString) and not isinstance(node, PreformattedString)
 
 
+#: Lines of a list or a table: the notes' own, never a header line.
+_ITEM_TAGS = frozenset({"li", "dt", "dd", "tr", "td", "th"})
+#: Whole header lines: a byline, "Aired on …", "Follow …", an episode's dateline.
+_HEADER_LINE_RES = (BYLINE_RE, AIRED_ON_RE, FOLLOW_BOX_RE, EPISODE_DATELINE_RE)
+
+
 def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
+    """Whether ``tag``, a line at the block's start, is the episode's header (a list of badges,
+    a ``<time>``, a picture, a heading, or a short line :func:`_says_header` tells)."""
     if tag.name in ("ul", "ol"):
         return _is_badge_list(tag)
-    if tag.name in _LISTS or tag.name in ("li", "dt", "dd", "tr", "td", "th"):
+    if tag.name in _LISTS or tag.name in _ITEM_TAGS:
         return False
     text = collapse(tag.get_text())
     if tag.name == "time" or _is_picture(tag):
@@ -186,17 +194,24 @@ def _is_header_line(tag: Tag, names: AbstractSet[str]) -> bool:
         return len(text) <= MAX_HEADER_CHARS * 2  # a heading, or one that links (the show's)
     if len(text) > MAX_HEADER_CHARS or _has_blocks(tag):
         return False
-    if words(text) <= names:
-        return True  # the headline or the show's name again
-    if _link_share(tag, text) >= LINK_LINE_SHARE:
-        return True
-    if BADGES_RE.match(text) and (tag.name == "a" or tag.find("a") is not None):
-        return True
-    if BYLINE_RE.fullmatch(text) or AIRED_ON_RE.fullmatch(text) or FOLLOW_BOX_RE.fullmatch(text):
-        return True
-    if EPISODE_DATELINE_RE.fullmatch(text):
-        return True
-    return is_meta_line(text)
+    return _says_header(tag, text, names)
+
+
+def _says_header(tag: Tag, text: str, names: AbstractSet[str]) -> bool:
+    """Whether a short line without blocks is the episode's header: the headline or the
+    show's name again, a line of links, badges, a byline, a dateline or a meta line."""
+    return (
+        words(text) <= names
+        or _link_share(tag, text) >= LINK_LINE_SHARE
+        or _is_badge_line(tag, text)
+        or any(pattern.fullmatch(text) for pattern in _HEADER_LINE_RES)
+        or is_meta_line(text)
+    )
+
+
+def _is_badge_line(tag: Tag, text: str) -> bool:
+    """A line of badges ("Listen on Apple Podcasts") that links."""
+    return BADGES_RE.match(text) is not None and (tag.name == "a" or tag.find("a") is not None)
 
 
 def _is_picture(tag: Tag) -> bool:
@@ -361,6 +376,8 @@ MIN_TITLE_WORDS = 3
 
 
 def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bool:
+    """Whether ``tag``, a line at the block's end, is the site's (a list of badges or cards, a
+    "Print" line, or a short line of the site's or of links back to the show)."""
     text = collapse(tag.get_text())
     if tag.name in ("ul", "ol"):
         return _is_badge_list(tag) or _is_card_list(tag)
@@ -370,21 +387,41 @@ def _is_tail_link_line(tag: Tag, names: AbstractSet[str], own_domain: str) -> bo
         return True
     if len(text) > MAX_HEADER_CHARS:
         return False
-    if TAIL_LINK_RE.fullmatch(text) or LISTEN_LEAD_RE.fullmatch(text):
-        return True
-    if PICTURE_CREDIT_RE.match(text):
-        return True  # the lead picture's credit, under the article's body
-    if len(words(text)) >= MIN_TITLE_WORDS and words(text) <= names:
-        return True  # the episode's title again, under the notes
-    if COUNTER_RE.search(text) and len(text) <= MAX_LINE_HEADING_CHARS:
-        return True  # "187 likes", "Este audio le gusta a: 187 usuarios"
-    if _is_chip_line(tag, text, own_domain):
-        return True  # the post's tags
-    anchors = [a for a in tags(tag, "a") if attr(a, "href")]
-    if tag.name == "a":
-        anchors = [tag]
+    return _is_site_line(tag, text, names, own_domain) or _links_back_to_show(
+        tag, text, names, own_domain
+    )
+
+
+def _is_site_line(tag: Tag, text: str, names: AbstractSet[str], own_domain: str) -> bool:
+    """Whether a short line under the notes is the site's: a link of its own ("View
+    transcript", "Listen on"), the lead picture's credit, the episode's title again, a counter
+    of likes or plays, the post's tag chips."""
+    return (
+        TAIL_LINK_RE.fullmatch(text) is not None
+        or LISTEN_LEAD_RE.fullmatch(text) is not None
+        or PICTURE_CREDIT_RE.match(text) is not None  # under the article's body
+        or _is_title_again(text, names)
+        or _is_counter(text)
+        or _is_chip_line(tag, text, own_domain)
+    )
+
+
+def _is_title_again(text: str, names: AbstractSet[str]) -> bool:
+    """The episode's title again, under the notes (a line of a few words, all the title's)."""
+    return len(words(text)) >= MIN_TITLE_WORDS and words(text) <= names
+
+
+def _is_counter(text: str) -> bool:
+    """ "187 likes", "Este audio le gusta a: 187 usuarios"."""
+    return COUNTER_RE.search(text) is not None and len(text) <= MAX_LINE_HEADING_CHARS
+
+
+def _links_back_to_show(tag: Tag, text: str, names: AbstractSet[str], own_domain: str) -> bool:
+    """A line of links to the site's own pages in the show's words ("Weather Desk", "All
+    episodes")."""
+    anchors = [tag] if tag.name == "a" else [a for a in tags(tag, "a") if attr(a, "href")]
     if not anchors or _link_share(tag, text) < LINK_LINE_SHARE or not words(text) <= names:
-        return False  # a line of links back to the show ("Weather Desk", "All episodes")
+        return False
     return all(_is_own(attr(a, "href"), own_domain) for a in anchors)
 
 

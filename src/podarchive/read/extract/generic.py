@@ -32,6 +32,7 @@ from podarchive.core.types import PageNotes
 from podarchive.core.urls import domain_of
 from podarchive.read.extract.assemble import (
     MIN_REFERENCE_TOKENS,
+    Transcript,
     checked_against,
     from_description,
     from_feed,
@@ -112,45 +113,74 @@ def _notes(page: Page, *, inner_sections: bool = False) -> PageNotes | None:
     body = page.soup.body
     if body is None:
         body = page.soup
-    feed = page.feed_notes
-    described = None
     summary = meta_description(page.soup)
-    if not feed and has_structured_data(page.text):
-        described = structured_description(page.soup, page.url)  # before the scripts go
+    described = _described(page)  # a structured one read before the scripts go
     names = page_names(page.soup)
     deck = find_deck(body, page.lowered)  # a lead under the headline, before furniture goes
-    if feed:
-        described = Described("feed-match", feed)
     remove_boilerplate(body, _reference(described), inner_sections=inner_sections)
     transcript = cut_transcript(body, page.lowered)
-    matched = None
-    if described is not None and (feed or _full_structured(described)):
-        matched = from_feed(
-            body, described.text, page.base_url, transcript, described.method, names
-        )
-        if matched is not None and feed and not is_summary(described.text):
-            return matched  # the feed's notes: the page's notes are where they are
+    matched = _matched(body, described, page, transcript, names)
+    if matched is not None and page.feed_notes and not is_summary(page.feed_notes):
+        return matched  # the feed's notes: the page's notes are where they are
     stats = _text_stats(body)
     block = _notes_block(body, stats)
     if block is None:
         if matched is None and described is not None and described.method != "feed-match":
             return from_description(described, page.base_url, transcript)
         return matched
-    parts = split_siblings(_narrowed(block, stats))
-    parts += named_boxes_after(parts[-1]) or drupal_fields_after(parts[-1])
-    parts = tidied(parts, domain_of(page.base_url or page.url))
-    trim_head(parts[0], names)
-    trim_tail(parts[-1], names, domain_of(page.base_url or page.url))
-    by_summary = deck is None and bool(summary)
-    if by_summary:
-        deck = summary_lead(parts[0], summary, tokens)
-    parts = with_deck(parts, deck, tokens, summary=by_summary)
-    found = notes_of(parts, page.base_url, NAME, transcript=transcript)
+    found = _block_notes(block, stats, page, names, deck, summary, transcript)
     if described is None:
         return found
     if matched is not None and not more_notes(found, matched):
         return matched  # the summary's block and what continues it hold the notes
     return checked_against(found, described, page.base_url, matched)
+
+
+def _described(page: Page) -> Described | None:
+    """The reference for the notes: the feed's notes, else the page's structured description
+    (JSON-LD, Open Graph, app state), if any."""
+    if page.feed_notes:
+        return Described("feed-match", page.feed_notes)
+    if has_structured_data(page.text):
+        return structured_description(page.soup, page.url)
+    return None
+
+
+def _matched(
+    body: Tag,
+    described: Described | None,
+    page: Page,
+    transcript: Transcript,
+    names: frozenset[str],
+) -> PageNotes | None:
+    """The page block that carries the feed's notes or a full structured description."""
+    if described is None or not (page.feed_notes or _full_structured(described)):
+        return None
+    return from_feed(body, described.text, page.base_url, transcript, described.method, names)
+
+
+def _block_notes(
+    block: Tag,
+    stats: _TextStats,
+    page: Page,
+    names: frozenset[str],
+    deck: Tag | None,
+    summary: str,
+    transcript: Transcript,
+) -> PageNotes:
+    """The notes of the chosen ``block``: narrowed, joined with what continues it, tidied, its
+    header and the show's tail trimmed, and the lead it left out put back."""
+    parts = split_siblings(_narrowed(block, stats))
+    parts += named_boxes_after(parts[-1]) or drupal_fields_after(parts[-1])
+    own_domain = domain_of(page.base_url or page.url)
+    parts = tidied(parts, own_domain)
+    trim_head(parts[0], names)
+    trim_tail(parts[-1], names, own_domain)
+    by_summary = deck is None and bool(summary)
+    if by_summary:
+        deck = summary_lead(parts[0], summary, tokens)
+    parts = with_deck(parts, deck, tokens, summary=by_summary)
+    return notes_of(parts, page.base_url, NAME, transcript=transcript)
 
 
 def _reference(described: Described | None) -> list[str] | None:
@@ -215,34 +245,67 @@ def _own_text(root: Tag) -> tuple[list[Tag], dict[int, int]]:
 
 
 def _notes_block(body: Tag, stats: _TextStats) -> Tag | None:
-    """The notes container by the rule of the module docstring, or None."""
+    """The notes container by the rule of the module docstring (steps 1 to 4), or None."""
     visible = stats.tags[1:]
     groups = list(_landmark_groups(visible))
-    for tags in groups:
-        if tags:
-            best = max(tags, key=lambda tag: stats.total[id(tag)])
-            prose = _prose(best, stats)
-            if len(tags) > 1 and (elsewhere := _text_beside_cards(body, tags, prose, stats)):
-                return elsewhere  # several small ones: cards (hosts, other episodes)
-            if prose >= MIN_NOTES_CHARS:
-                if (elsewhere := _text_elsewhere(body, best, prose, stats)) is not None:
-                    return elsewhere  # the landmark is a card beside the page's text
-                return _named_inside(best, prose, stats) or best
+    block = _landmark_block(body, groups, stats)
+    if block is None:
+        block = _named_block(body, visible, stats)
+    if block is None:
+        block = _short_landmark(groups, stats)
+    if block is None:
+        block = _dense_block(body, stats)
+    return block
+
+
+def _landmark_block(body: Tag, groups: list[list[Tag]], stats: _TextStats) -> Tag | None:
+    """Step 1: the ``<article>`` (else ``<main>``, ``[role=main]``) with most text, if it has
+    :data:`MIN_NOTES_CHARS` of prose; or the page's densest text where the landmarks are cards
+    beside it; or the element inside it named for the notes."""
+    for landmarks in groups:
+        if not landmarks:
+            continue
+        best = max(landmarks, key=lambda tag: stats.total[id(tag)])
+        prose = _prose(best, stats)
+        if len(landmarks) > 1 and (elsewhere := _text_beside_cards(body, landmarks, prose, stats)):
+            return elsewhere  # several small ones: cards (hosts, other episodes)
+        if prose >= MIN_NOTES_CHARS:
+            if (elsewhere := _text_elsewhere(body, best, prose, stats)) is not None:
+                return elsewhere  # the landmark is a card beside the page's text
+            return _named_inside(best, prose, stats) or best
+    return None
+
+
+def _named_block(body: Tag, visible: list[Tag], stats: _TextStats) -> Tag | None:
+    """Step 2 (and 3's first part): the element named for the notes with most prose, if it has
+    :data:`MIN_SHORT_NOTES_CHARS`; a summary-named one may be a lead beside the page's text."""
     named = [tag for tag in visible if names_notes(tag) and not names_others(tag)]
     if len(named) > 1 and all(names_summary(tag) for tag in named):
-        named = []  # several summaries and nothing else named: other episodes' cards
-    best_named = max(named, key=lambda tag: stats.outside[id(tag)]) if named else None
-    named_prose = _prose(best_named, stats) if best_named is not None else 0
-    if best_named is not None and named_prose >= MIN_SHORT_NOTES_CHARS:
-        if names_summary(best_named):  # "episode-summary": maybe only a lead beside the notes
-            elsewhere = _text_elsewhere(body, best_named, named_prose, stats)
-            return elsewhere or best_named
-        return best_named  # long or short: the page says these are the notes
-    for tags in groups:
-        if len(tags) > 1:
-            break  # several short ones: teaser cards, not the page's content
-        if tags and _prose(tags[0], stats) >= MIN_SHORT_NOTES_CHARS:
-            return tags[0]
+        return None  # several summaries and nothing else named: other episodes' cards
+    if not named:
+        return None
+    best = max(named, key=lambda tag: stats.outside[id(tag)])
+    prose = _prose(best, stats)
+    if prose < MIN_SHORT_NOTES_CHARS:
+        return None
+    if names_summary(best):  # "episode-summary": maybe only a lead beside the notes
+        return _text_elsewhere(body, best, prose, stats) or best
+    return best  # long or short: the page says these are the notes
+
+
+def _short_landmark(groups: list[list[Tag]], stats: _TextStats) -> Tag | None:
+    """Step 3: the page's only ``<article>`` (else only ``<main>``, ``[role=main]``) even when
+    short, if it has :data:`MIN_SHORT_NOTES_CHARS` of prose."""
+    for landmarks in groups:
+        if len(landmarks) > 1:
+            return None  # several short ones: teaser cards, not the page's content
+        if landmarks and _prose(landmarks[0], stats) >= MIN_SHORT_NOTES_CHARS:
+            return landmarks[0]
+    return None
+
+
+def _dense_block(body: Tag, stats: _TextStats) -> Tag | None:
+    """Step 4: the densest container, if it has :data:`MIN_NOTES_CHARS` of prose."""
     block = _densest_block(body)
     if block is None or _prose(block, stats) < MIN_NOTES_CHARS:
         return None

@@ -80,29 +80,12 @@ def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozense
     wanted = Counter(reference)
     if not wanted:
         return None
-    best: tuple[float, int, int, int, int] | None = None  # score, first, last, hits, size
     strings = _strings(root, skip)
-    score = 0.0
-    start = hits = size = 0
-    for index, string in enumerate(strings):
-        found = tokens(string)
-        good = sum(1 for token in found if token in wanted)
-        gain = good - MISS_COST * (len(found) - good)
-        if score <= 0:
-            score, start, hits, size = 0.0, index, 0, 0
-        score += gain
-        hits += good
-        size += len(found)
-        if score > 0 and (best is None or score > best[0]):
-            best = (score, start, index, hits, size)
-    if best is None:
+    run = _best_run(strings, wanted)
+    if run is None:
         return None
-    _, first, last, _, _ = best
-    while first < last:  # the headline, a category or show link before the notes; or a line
-        found = tokens(strings[first])  # with none of their words ("38 min Explicit")
-        if any(token in wanted for token in found) and not _is_lead_label(strings[first]):
-            break
-        first += 1
+    first, last = run
+    first = _past_labels(strings, first, last, wanted)
     first, last = _without_repeats(strings, first, last, wanted)
     hits, size = _counts(strings[first : last + 1], wanted)
     coverage = min(1.0, hits / len(reference))
@@ -110,6 +93,37 @@ def find_span(root: Tag, reference: list[str], skip: AbstractSet[int] = frozense
         return None
     inside = frozenset(id(string) for string in strings[first : last + 1])
     return Span(strings[first], strings[last], hits, size, coverage, inside)
+
+
+def _best_run(strings: list[NavigableString], wanted: Counter[str]) -> tuple[int, int] | None:
+    """The first and last index of the maximum-sum run of ``strings``, each scoring its tokens
+    in ``wanted`` less :data:`MISS_COST` for each not; None when no run scores above 0."""
+    best: tuple[float, int, int] | None = None  # score, first, last
+    score = 0.0
+    start = 0
+    for index, string in enumerate(strings):
+        found = tokens(string)
+        good = sum(1 for token in found if token in wanted)
+        gain = good - MISS_COST * (len(found) - good)
+        if score <= 0:
+            score, start = 0.0, index
+        score += gain
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, start, index)
+    return None if best is None else (best[1], best[2])
+
+
+def _past_labels(
+    strings: list[NavigableString], first: int, last: int, wanted: Counter[str]
+) -> int:
+    """``first`` moved past the strings before the notes: the headline, a category or show
+    link; or a line with none of their words ("38 min Explicit")."""
+    while first < last:
+        found = tokens(strings[first])
+        if any(token in wanted for token in found) and not _is_lead_label(strings[first]):
+            break
+        first += 1
+    return first
 
 
 #: A string at an end of the run only repeats it when under this share of its tokens are

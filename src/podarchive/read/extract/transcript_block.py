@@ -11,6 +11,7 @@ tree, so the notes extractors never see it.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from bs4.element import NavigableString, Tag
 
@@ -73,32 +74,72 @@ def _after_heading(root: Tag) -> list[Tag]:
     for string in root.descendants:
         if type(string) is not NavigableString or not _WORD_RE_ANY.search(string):
             continue
-        tag = string.parent
-        if not isinstance(tag, Tag) or tag.name not in _HEADING_TAGS:
+        heading = _heading_of(string)
+        if heading is None:
             continue
-        text = collapse(tag.get_text())
-        if len(text) > 60 or tag.find("a") is not None or tag.find_parent("a") is not None:
-            continue
-        top = tag
-        for _ in range(3):  # a <strong> alone in its <p>: the <p> is the heading
-            parent = top.parent
-            if parent is None or parent is root or len(child_tags(parent)) != 1:
-                break
-            if len(collapse(parent.get_text())) > len(text):
-                break
-            top = parent
+        tag, text = heading
+        top = _heading_line(tag, text, root)
         following = [top, *(s for s in top.next_siblings if isinstance(s, Tag))]
         if sum(len(collapse(s.get_text())) for s in following) >= MIN_TRANSCRIPT_CHARS + len(text):
             return following
     return []
 
 
+def _heading_of(string: NavigableString) -> tuple[Tag, str] | None:
+    """The element of ``string`` and its text, when that is a short heading and no link."""
+    tag = string.parent
+    if not isinstance(tag, Tag) or tag.name not in _HEADING_TAGS:
+        return None
+    text = collapse(tag.get_text())
+    if len(text) > 60 or tag.find("a") is not None or tag.find_parent("a") is not None:
+        return None
+    return tag, text
+
+
+def _heading_line(tag: Tag, text: str, root: Tag) -> Tag:
+    """The outermost element up to three levels above ``tag`` that holds nothing else: a
+    ``<strong>`` alone in its ``<p>`` makes the ``<p>`` the heading."""
+    top = tag
+    for _ in range(3):
+        parent = top.parent
+        if parent is None or parent is root or len(child_tags(parent)) != 1:
+            break
+        if len(collapse(parent.get_text())) > len(text):
+            break
+        top = parent
+    return top
+
+
+class _Turns(NamedTuple):
+    """Per parent (by ``id``): its paragraphs that are turns, those with a time code, the
+    parent itself and the speakers named (``""`` for none)."""
+
+    counts: dict[int, int]
+    timed: dict[int, int]
+    parents: dict[int, Tag]
+    speakers: dict[int, set[str]]
+
+
 def _speaker_run(root: Tag) -> list[Tag]:
     """A parent's paragraphs from the first of :data:`MIN_SPEAKER_TURNS` speaker turns on."""
-    counts: dict[int, int] = {}
-    timed: dict[int, int] = {}
-    parents: dict[int, Tag] = {}
-    speakers: dict[int, set[str]] = {}
+    turns = _count_turns(root)
+    counts = turns.counts
+    best = max(counts, key=lambda key: counts[key], default=None)
+    if best is None or not _is_run(turns, best):
+        return []
+    children = child_tags(turns.parents[best])
+    first = next(
+        i for i, c in enumerate(children) if c.name == "p" and _turn(collapse(c.get_text()))
+    )
+    if first and children[first - 1].name in ("h1", "h2", "h3", "h4", "h5", "h6"):
+        first -= 1  # the transcript's own heading
+    return children[first:]
+
+
+def _count_turns(root: Tag) -> _Turns:
+    """The :class:`_Turns` of the paragraphs under ``root``."""
+    turns = _Turns({}, {}, {}, {})
+    counts, timed = turns.counts, turns.timed
     for paragraph in tags(root, "p"):
         parent = paragraph.parent
         text = collapse(paragraph.get_text())
@@ -106,23 +147,22 @@ def _speaker_run(root: Tag) -> list[Tag]:
             timed[id(parent)] = timed.get(id(parent), 0) + 1
         if parent is not None and _turn(text):
             counts[id(parent)] = counts.get(id(parent), 0) + 1
-            parents[id(parent)] = parent
+            turns.parents[id(parent)] = parent
             speaker = _SPEAKER_RE.match(text)
-            speakers.setdefault(id(parent), set()).add(speaker[1] if speaker else "")
-    best = max(counts, key=lambda key: counts[key], default=None)
-    if best is None or counts[best] < MIN_SPEAKER_TURNS:
-        return []
-    if len(speakers[best]) * 2 > counts[best]:
-        return []  # each name once or twice: credits ("Host: …", "Music: …"), not turns
-    if speakers[best] == {""} and counts[best] < MIN_LONG_SHARE * timed.get(best, 0):
-        return []  # mostly short time-coded lines: the notes' chapter list, a few long
-    children = child_tags(parents[best])
-    first = next(
-        i for i, c in enumerate(children) if c.name == "p" and _turn(collapse(c.get_text()))
-    )
-    if first and children[first - 1].name in ("h1", "h2", "h3", "h4", "h5", "h6"):
-        first -= 1  # the transcript's own heading
-    return children[first:]
+            turns.speakers.setdefault(id(parent), set()).add(speaker[1] if speaker else "")
+    return turns
+
+
+def _is_run(turns: _Turns, best: int) -> bool:
+    """Whether the turns under the parent ``best`` are a transcript: enough of them, by
+    speakers who come back, and not mostly short time-coded lines."""
+    count, speakers = turns.counts[best], turns.speakers[best]
+    if count < MIN_SPEAKER_TURNS:
+        return False
+    if len(speakers) * 2 > count:
+        return False  # each name once or twice: credits ("Host: …", "Music: …"), not turns
+    # mostly short time-coded lines: the notes' chapter list, a few long
+    return not (speakers == {""} and count < MIN_LONG_SHARE * turns.timed.get(best, 0))
 
 
 def _turn(text: str) -> bool:

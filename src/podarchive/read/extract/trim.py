@@ -386,24 +386,43 @@ def _opens_section_after(box: Tag) -> bool:
 def _continued(block: Tag) -> list[Tag]:
     """``block`` and its siblings of the same element and first class, empty ones skipped."""
     parent = block.parent
-    if parent is None or block.name != "div" or not attr(block, "class"):
+    signature = _box_signature(block)
+    if parent is None or signature is None:
         return [block]
-    signature = (block.name, attr(block, "class").split()[0])
-    if signature[1].lower().startswith(ATOMIC_CLASS_PREFIXES):
-        return [block]  # every element of the page has that class: it says nothing
     siblings = child_tags(parent)
     index = next(i for i, sibling in enumerate(siblings) if sibling is block)
-    run = [block]
-    for step in (-1, 1):
-        position = index + step
-        while 0 <= position < len(siblings):
-            sibling = siblings[position]
-            if (sibling.name, (attr(sibling, "class").split() or [""])[0]) == signature:
-                if step > 0 and _opens_section_after(sibling):
-                    break  # "Otros audios de …": the same box, holding what follows the notes
-                if collapse(sibling.get_text()):
-                    run = [*run, sibling] if step > 0 else [sibling, *run]
-            elif collapse(sibling.get_text()):
-                break
-            position += step
-    return run
+    before = _same_boxes(siblings, index, -1, signature)
+    after = _same_boxes(siblings, index, 1, signature)
+    return [*before[::-1], block, *after]
+
+
+def _box_signature(block: Tag) -> tuple[str, str] | None:
+    """A ``<div>``'s name and first class, which its continuations share; None for another
+    element, a ``<div>`` without a class, or one whose class every element has."""
+    if block.name != "div" or not attr(block, "class"):
+        return None
+    signature = (block.name, attr(block, "class").split()[0])
+    if signature[1].lower().startswith(ATOMIC_CLASS_PREFIXES):
+        return None  # every element of the page has that class: it says nothing
+    return signature
+
+
+def _same_boxes(
+    siblings: list[Tag], index: int, step: int, signature: tuple[str, str]
+) -> list[Tag]:
+    """The siblings with text and ``signature`` from ``index`` outwards by ``step`` (-1 or 1),
+    nearest first, up to one with text and another signature (or, after the block, one that
+    opens a section after the notes); empty ones are skipped."""
+    found: list[Tag] = []
+    position = index + step
+    while 0 <= position < len(siblings):
+        sibling = siblings[position]
+        if (sibling.name, (attr(sibling, "class").split() or [""])[0]) == signature:
+            if step > 0 and _opens_section_after(sibling):
+                break  # "Otros audios de …": the same box, holding what follows the notes
+            if collapse(sibling.get_text()):
+                found.append(sibling)
+        elif collapse(sibling.get_text()):
+            break
+        position += step
+    return found
