@@ -107,7 +107,7 @@ def backfill(
 
 
 def _host_blocks(archive: Archive | None, clock: Clock) -> dict[str, datetime]:
-    """The hosts the archive says are blocked (a Retry-After, #17), and until when."""
+    """The hosts the archive says are blocked (a Retry-After), and until when."""
     if archive is None:
         return {}
     return {
