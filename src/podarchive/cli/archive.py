@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,14 +24,16 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.core.errors import one_line, safe_url
 from podarchive.read.schedule_files import (
     FeedSchedule,
     check_feed_url,
     load_schedules,
 )
 from podarchive.store import Archive
-from podarchive.tasks.status import plural
+
+if TYPE_CHECKING:
+    from podarchive.core.settings import Settings
+    from podarchive.tasks.backfill import BackfillOptions, BackfillReport
 
 
 @click.command()
@@ -47,20 +51,14 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     if not db_path.exists():
         raise CommandFailure(f"no archive at {db_path}")
     from podarchive.tasks.reparse import reparse as rebuild_from_snapshots
+    from podarchive.tasks.reparse import report_line, skipped_lines
 
     with _locked(db_path), _working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
-        s = r.stats
-        episodes = "episode" if s.new + s.changed + s.unchanged == 1 else "episodes"
-        click.echo(
-            f"{r.label}: {plural(r.bodies, 'body', 'bodies')} replayed; {s.new} new, "
-            f"{s.changed} changed, {s.unchanged} unchanged {episodes}; "
-            f"{plural(r.pages, 'page')} re-read ({r.pages_changed} changed, {r.pages_kept} "
-            "kept as they were)"
-        )
-        for problem in r.skipped:
-            click.echo(f"podarchive: {r.label}: skipped a body seen {problem}", err=True)
+        click.echo(report_line(r))
+        for line in skipped_lines(r):
+            click.echo(line, err=True)
 
 
 # backfill (issue 6) -------------------------------------------------------------------------
@@ -92,51 +90,69 @@ def _backfill_feeds(
     return result
 
 
-def _print_backfill(report: Any) -> None:
-    """The summary on stdout: per feed, episodes per source, pages, failures."""
-    verb = "would fetch" if report.dry_run else "fetched"
-    for f in report.feeds:
-        click.echo(f"{f.label}:")
-        if f.error:
-            click.echo(f"  failed: {one_line(f.error)}")
-        click.echo(
-            f"  episodes: {f.feed_episodes} in the feed, {f.archive_new} new from "
-            f"{plural(f.documents_fetched, 'archive/paged document')} fetched"
-            + (f" ({f.documents_done_before} done before)" if f.documents_done_before else "")
-        )
-        if f.site_found or f.site_new:
-            click.echo(
-                f"  site: {plural(f.site_found, 'episode page')} found, {f.site_matched} in "
-                f"the feed, {f.site_new} new"
-            )
-        if report.dry_run:
-            for url in [*f.would_fetch, *f.would_fetch_files]:
-                click.echo(f"  would fetch {safe_url(url)}")
-            click.echo(f"  pages: would fetch {len(f.would_fetch)}")
-            if f.would_fetch_files:
-                click.echo(f"  transcripts and chapters: would fetch {len(f.would_fetch_files)}")
-        else:
-            click.echo(
-                f"  pages: {verb} {f.pages_fetched} ({f.pages_ok} ok, {f.pages_empty} without "
-                f"notes, {f.pages_failed} failed)"
-                + (f", {f.pages_left} left" if f.pages_left else "")
-            )
-            if f.files_fetched or f.files_left:
-                click.echo(
-                    f"  transcripts and chapters: {verb} {f.files_fetched} ({f.files_ok} read, "
-                    f"{f.files_failed} failed)" + (f", {f.files_left} left" if f.files_left else "")
-                )
-        for url, reason in f.failures:
-            click.echo(f"  failure: {safe_url(url)}: {one_line(reason)}")
-    if report.dry_run:
-        more = sum(len(f.would_fetch) + len(f.would_fetch_files) for f in report.feeds)
-        click.echo(
-            f"dry run: {plural(report.requests, 'request')} made for the feed documents; "
-            f"{plural(more, 'more request', 'more requests')} for episode pages, transcripts "
-            "and chapters; nothing written"
-        )
-    else:
-        click.echo(plural(report.requests, "request"))
+@contextmanager
+def _stop_twice() -> Iterator[tuple[threading.Event, threading.Event]]:
+    """(stop, abandon): the first Ctrl-C or SIGTERM sets ``stop`` (nothing new is started);
+    a second sets ``abandon`` too (what is in flight is given up, the summary stays); a
+    third Ctrl-C interrupts at once."""
+    import signal
+
+    stop, abandon = threading.Event(), threading.Event()
+
+    def on_signal(number: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C: what is in flight is given up, the summary stays
+            abandon.set()
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a third: at once
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop, abandon
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@contextmanager
+def _backfill_archive(db_path: Path, dry_run: bool) -> Iterator[Archive | None]:
+    """A dry run reads the archive if there is one; a backfill writes it, under its lock."""
+    if not dry_run:
+        with _locked(db_path), _working(db_path) as archive:
+            yield archive
+        return
+    existing = Archive.open_read_only(db_path) if db_path.is_file() else None
+    try:
+        yield existing
+    finally:
+        if existing is not None:
+            existing.close()
+
+
+def _backfill_settings(allow_private_hosts: bool, rate: float | None) -> Settings:
+    """A run's settings, with ``--rate`` as a longer gap between requests to one host."""
+    settings = run_settings(allow_private_hosts)
+    if rate:
+        settings = settings.replace(host_gap=max(settings.host_gap, 1 / rate))
+    return settings
+
+
+def _run_backfill(
+    db_path: Path, schedules: tuple[FeedSchedule, ...], options: BackfillOptions, settings: Settings
+) -> BackfillReport:
+    """The backfill (:func:`podarchive.tasks.backfill.backfill`), stopped gracefully by
+    Ctrl-C or SIGTERM, its progress on stderr."""
+    from podarchive.runtime.progress import make_progress
+    from podarchive.tasks.backfill import backfill as run_backfill
+
+    with (
+        _stop_twice() as (stop, abandon),
+        make_progress(sys.stderr) as progress,
+        _backfill_archive(db_path, options.dry_run) as archive,
+    ):
+        return run_backfill(
+            archive, schedules, options=options, settings=settings, stop=stop,
+            progress=progress, abandon=abandon,
+        )  # fmt: skip
 
 
 @click.command()
@@ -190,92 +206,27 @@ def backfill(
     130) and run it again: it continues where it stopped and fetches nothing twice. A
     summary goes to stdout (what was done, also when interrupted); progress to stderr.
     """
-    import signal
-
-    from podarchive.runtime.progress import make_progress
     from podarchive.tasks.backfill import BackfillOptions
-    from podarchive.tasks.backfill import backfill as run_backfill
+    from podarchive.tasks.backfill_summary import ending, summary_lines
 
-    settings = run_settings(allow_private_hosts)
-    if rate:
-        settings = settings.replace(host_gap=max(settings.host_gap, 1 / rate))
+    settings = _backfill_settings(allow_private_hosts, rate)
     schedules = _backfill_feeds(feeds, schedules_dir, allow_private_hosts)
+    day = since.strftime("%Y-%m-%d") if since else None
     options = BackfillOptions(
-        since=since.strftime("%Y-%m-%d") if since else None,
-        limit=limit,
-        dry_run=dry_run,
-        pages_only=pages_only,
-        site=site,
+        since=day, limit=limit, dry_run=dry_run, pages_only=pages_only, site=site
     )
-    stop, abandon = threading.Event(), threading.Event()
-
-    def on_signal(number: int, frame: Any) -> None:
-        if stop.is_set():  # a second Ctrl-C: what is in flight is given up, the summary stays
-            abandon.set()
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # a third: at once
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with make_progress(sys.stderr) as progress:
-            if dry_run:
-                archive = Archive.open_read_only(db_path) if db_path.is_file() else None
-                try:
-                    report = run_backfill(
-                        archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress, abandon=abandon,
-                    )  # fmt: skip
-                finally:
-                    if archive is not None:
-                        archive.close()
-            else:
-                with _locked(db_path), _working(db_path) as archive:
-                    report = run_backfill(
-                        archive, schedules, options=options, settings=settings, stop=stop,
-                        progress=progress, abandon=abandon,
-                    )  # fmt: skip
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    _print_backfill(report)
-    if report.stopped:
-        click.echo("podarchive: interrupted; run backfill again to continue", err=True)
-        sys.exit(130)
-    if report.failed:
-        for f in report.failed:
-            click.echo(f"podarchive: {f.label}: {one_line(f.error or '')}", err=True)
-        sys.exit(1)
+    report = _run_backfill(db_path, schedules, options, settings)
+    for line in summary_lines(report):
+        click.echo(line)
+    lines, code = ending(report)
+    for line in lines:
+        click.echo(line, err=True)
+    if code:
+        sys.exit(code)
 
 
 # check (issue #17) --------------------------------------------------------------------------
 # (imports are local so that this section stays self-contained)
-
-
-def _advice(db: Path, problems: list[Any], *, repaired: bool) -> list[str]:
-    """What to do about ``problems``: restore or recover; for the search index alone, rebuild."""
-    if all(p.check not in ("integrity_check", "foreign_key_check") for p in problems):
-        if repaired:
-            return []
-        return [
-            "what to do: only the full-text index is damaged; rebuild it from the episodes:",
-            f"  podarchive check --repair-fts --db {db}",
-        ]
-    return [
-        f"what to do: restore {db} from a backup, or recover what SQLite can still read:",
-        f'  sqlite3 {db} ".recover" | sqlite3 recovered.db',
-        "  then run 'podarchive check --db recovered.db' and use it in place of the archive",
-    ]
-
-
-def _report_check(db: Path, tables: list[str], problems: list[Any]) -> None:
-    if not problems:
-        fts = [f"{t} integrity-check" for t in tables]
-        checks = ", ".join(["integrity_check", "foreign_key_check", *fts])
-        click.echo(f"{db}: sound ({checks})")
-        return
-    click.echo(f"{db}: DAMAGED, {len(problems)} problem{'s' if len(problems) != 1 else ''}")
-    for p in problems:
-        click.echo(f"  {p.check}: {p.text}")
 
 
 @click.command()
@@ -293,30 +244,15 @@ def check(db_path: Path, repair_fts: bool) -> None:
     nothing, except with --repair-fts: a damaged full-text index (and nothing else) is
     rebuilt from the episodes, under the archive lock.
     """
-    from podarchive.core.errors import ArchiveLocked
-    from podarchive.runtime.lock import archive_lock
-    from podarchive.store import check_archive
+    from podarchive.tasks.archive_check import check as check_archive
+    from podarchive.tasks.archive_check import check_lines, rebuilt_line
 
-    tables, problems = check_archive(db_path)
-    broken = sorted({p.check for p in problems if p.check in tables})
-    repaired = False
-    if repair_fts and broken and len(broken) == len({p.check for p in problems}):
-        try:
-            lock = archive_lock(db_path).acquire()
-        except ArchiveLocked as e:
-            raise CommandFailure(f"{e}; not repairing now") from e
-        with lock, Archive(db_path) as archive:
-            for table in broken:
-                archive.rebuild_fts(table)
-                click.echo(f"{db_path}: {table} rebuilt")
-        tables, problems = check_archive(db_path)
-        repaired = True
-    elif repair_fts and broken:
-        click.echo(f"{db_path}: not rebuilding the full-text index of a damaged archive")
-    _report_check(db_path, tables, problems)
-    for line in _advice(db_path, problems, repaired=repaired) if problems else []:
+    report = check_archive(
+        db_path, repair_fts=repair_fts, on_rebuilt=lambda t: click.echo(rebuilt_line(db_path, t))
+    )
+    for line in check_lines(report):
         click.echo(line)
-    if problems:
+    if not report.sound:
         sys.exit(1)
 
 

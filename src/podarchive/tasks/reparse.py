@@ -26,6 +26,7 @@ from podarchive.read.jobs import read_page
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import channel_row, episode_writes
 from podarchive.store import Archive
+from podarchive.tasks.status import plural
 
 
 @dataclass(slots=True)
@@ -53,6 +54,23 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
         _replay_pages(archive, feed_id, report)
         reports.append(report)
     return reports
+
+
+def report_line(r: ReparseReport) -> str:
+    """What ``podarchive reparse`` says about one feed, on stdout."""
+    s = r.stats
+    episodes = "episode" if s.new + s.changed + s.unchanged == 1 else "episodes"
+    return (
+        f"{r.label}: {plural(r.bodies, 'body', 'bodies')} replayed; {s.new} new, "
+        f"{s.changed} changed, {s.unchanged} unchanged {episodes}; "
+        f"{plural(r.pages, 'page')} re-read ({r.pages_changed} changed, {r.pages_kept} "
+        "kept as they were)"
+    )
+
+
+def skipped_lines(r: ReparseReport) -> list[str]:
+    """What ``podarchive reparse`` says on stderr about one feed: the bodies it skipped."""
+    return [f"podarchive: {r.label}: skipped a body seen {problem}" for problem in r.skipped]
 
 
 def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
