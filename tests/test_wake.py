@@ -167,3 +167,23 @@ def test_a_cycle_in_flight_is_never_doubled(tmp_path: Path, skipped: str | None)
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert most[0] == 1
+
+
+def test_a_feed_left_due_does_not_spin_the_loop(tmp_path: Path) -> None:
+    """An update that leaves its feed due now is asked again a tick later, not at once."""
+    feed = FeedSchedule(url="https://a.example/f", every=timedelta(hours=1))
+    calls: list[float] = []
+
+    def update(feeds: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
+        calls.append(time.monotonic())
+        return CycleResult(not_due=1, waiting={feed.url: datetime.now(UTC) - timedelta(1)})
+
+    daemon = Daemon(load=lambda: [feed], update=update, watch=tmp_path, tick=0.2)
+    thread = threading.Thread(target=daemon.run, args=([feed],), kwargs={"signals": False})
+    thread.start()
+    time.sleep(1.0)
+    daemon.request("stop")
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert 1 <= len(calls) <= 6  # about one a tick (0.2 s), not thousands
+    assert all(b - a >= 0.15 for a, b in zip(calls, calls[1:], strict=False))

@@ -362,13 +362,16 @@ class Daemon:
         now: datetime,
     ) -> None:
         """Each feed's next due time: ``retry`` (a skipped or failed cycle), else the
-        archive's, else its schedule's. A feed removed or changed meanwhile is left alone."""
+        archive's, else its schedule's; never sooner than a tick (a second at most) from now,
+        so an update that leaves a due feed due cannot spin the loop. A feed removed or
+        changed meanwhile is left alone."""
+        soonest = now + timedelta(seconds=min(self.tick, 1.0))
         with self._state:
             for feed in batch:
                 if self._feeds.get(feed.url) is None or feed.url in self._wanted:
                     continue
                 due = retry or result.waiting.get(feed.url) or schedule_due(feed, now)
-                self._due[feed.url] = due
+                self._due[feed.url] = max(due, soonest)
 
     def _log_failure(self, error: str) -> None:
         """ERROR once per failure (a damaged or deleted archive fails every cycle alike)."""
