@@ -1,4 +1,4 @@
-"""`podarchive daemon`: reconciling jobs in-process, and the daemon as a real process."""
+"""`podarchive daemon`: its due times in-process, and the daemon as a real process."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def wait_for(condition: Callable[[], object], timeout: float = 15.0, what: str =
         time.sleep(0.05)
 
 
-# in-process: the job diff ----------------------------------------------------------------
+# in-process: the due times --------------------------------------------------------------
 
 
 class FakeUpdate:
@@ -64,7 +64,7 @@ def running(tmp_path: Path) -> Callable[..., tuple[Daemon, FakeUpdate]]:
         thread = threading.Thread(target=daemon.run, args=(feeds,), kwargs={"signals": False})
         thread.start()
         daemons.append((daemon, thread))
-        wait_for(lambda: daemon.job_ids() == {f.url for f in feeds}, what="jobs")
+        wait_for(lambda: set(daemon.due()) == {f.url for f in feeds}, what="due times")
         return daemon, update
 
     yield start
@@ -79,24 +79,28 @@ def test_reload_diffs_jobs_and_leaves_unchanged_ones_alone(running) -> None:
     b = feed("https://b.example/f", every=timedelta(hours=2))
     c = feed("https://c.example/f", every=None, cron="0 9 * * 1")
     daemon, update = running([a, b, c])
+    started = datetime.now(UTC)
     wait_for(lambda: update.batches, what="the first cycle")
     assert update.batches[0] == [a.url, b.url, c.url]  # every feed at start: due ones update
-    jobs = {job.id: job for job in daemon._scheduler.get_jobs()}
-    before = {url: job.next_run_time for url, job in jobs.items()}
-    assert jobs[c.url].trigger.fields[4].expressions[0].first == 0  # crontab 1 = mon = 0 here
+    wait_for(lambda: min(daemon.due().values()) > started, what="the first cycle's end")
+    before = daemon.due()
+    assert before[a.url] >= started + timedelta(hours=1)  # by its schedule: the update said
+    assert before[c.url].weekday() == 0  # nothing; crontab 1 = Monday
+    nine = before[c.url].replace(hour=9, minute=0, second=0, microsecond=0)
+    assert nine <= before[c.url] < nine + timedelta(minutes=5)  # 09:00 plus its jitter
 
     d = feed("https://d.example/f", every=timedelta(minutes=5))
     b_changed = feed(b.url, every=timedelta(minutes=30))
     a_renamed = feed(a.url, name="A", every=timedelta(hours=1))
     assert daemon.apply([a_renamed, b_changed, d]) == (1, 1, 1)  # added, removed, changed
-    after = {job.id: job.next_run_time for job in daemon._scheduler.get_jobs()}
+    after = daemon.due()
     assert set(after) == {a.url, b.url, d.url}
-    assert after[a.url] == before[a.url]  # untouched: keeps its next run time
+    assert after[a.url] == before[a.url]  # untouched: keeps its due time
     assert after[b.url] < before[b.url]  # rescheduled on the new interval
     assert daemon.feeds[a.url].name == "A"  # the new settings are used on its next update
     wait_for(lambda: len(update.batches) >= 2, what="the second cycle")
     assert update.batches[1] == [b.url, d.url]  # new and changed feeds are asked for at once
-    assert update.threads == {"podarchive-runner"}  # one thread calls update
+    assert update.threads == {"podarchive-runner_0"}  # one thread (APScheduler's) calls update
 
 
 def test_feeds_not_due_are_asked_for_again_when_due(tmp_path: Path) -> None:

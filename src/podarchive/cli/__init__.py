@@ -232,11 +232,10 @@ def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
             return CycleResult(skipped=str(e))
         with lock, _working(db_path, create=False) as archive:
             report = update_due(archive, feeds, settings=settings, stop=stop)
-            polled = {f.url for f in report.feeds}
             blocks = archive.host_blocks(iso(utcnow()))
-            waiting = {}
+            waiting = {}  # every feed's next due time, polled or not: the daemon sleeps till then
             for feed in feeds:
-                state = None if feed.url in polled else archive.feed_state(feed.url)
+                state = archive.feed_state(feed.url)
                 if state is not None and state.gone_at is None:
                     waiting[feed.url] = feed_due_at(state, feed, blocks)
         return CycleResult(
@@ -270,12 +269,13 @@ def daemon(
 ) -> None:
     """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
 
-    One job per feed (every/cron, with jitter); each update cycle takes the archive lock and
-    updates the feeds that are due, as 'run' does. SIGHUP, or a change to the schedule files
-    seen on the next tick, reloads the schedules (a bad file keeps the last good schedule).
-    Logs one line per feed update on stderr (-v for more); writes <db>.daemon.json as a
-    heartbeat for 'podarchive status'. If the archive is deleted while it runs, cycles fail
-    (one ERROR line) until it is back: a new empty archive is only started by a restart.
+    Sleeps until the archive says the next feed is due (every/cron, back-off, Retry-After);
+    each update cycle takes the archive lock and updates the feeds that are due, as 'run'
+    does. SIGHUP, or a change to the schedule files seen on the next tick, reloads the
+    schedules (a bad file keeps the last good schedule). Logs one line per feed update on
+    stderr (-v for more); writes <db>.daemon.json as a heartbeat for 'podarchive status'.
+    If the archive is deleted while it runs, cycles fail (one ERROR line) until it is back:
+    a new empty archive is only started by a restart.
     SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
     """
     from podarchive.core.errors import ArchiveLocked

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from podarchive.cluster.broker import Cluster
 from podarchive.core.errors import BrokerError, ConfigError, one_line
-from podarchive.daemon.scheduler import Fingerprint, fingerprint
+from podarchive.daemon.wake import Fingerprint, fingerprint, run_loop
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.shards import shard_of
 
@@ -151,20 +151,30 @@ class ClusterScheduler:
 
     def run(self, stop: threading.Event, tick: float = 5.0) -> None:
         """Cycle every ``tick`` seconds until ``stop``; a broker outage is logged and waited
-        out (the next cycle tries again), never fatal."""
-        trouble = False
-        while not stop.is_set():
-            try:
-                report = self.cycle()
-            except BrokerError as e:
-                if not trouble:
-                    log.error("%s (trying again every %g s)", e, tick)
-                trouble = True
-            else:
-                if trouble:
-                    log.info("the broker is back")
-                trouble = False
-                if report.total:
-                    shards = ", ".join(f"{k}: {n}" for k, n in report.enqueued.items() if n)
-                    log.info("enqueued %d due feeds (shard %s)", report.total, shards)
-            stop.wait(tick)
+        out (the next cycle tries again), never fatal.
+
+        The daemon's waiting loop (:func:`~podarchive.daemon.wake.run_loop`), woken by
+        ``stop``. The due times are in the broker, where workers publish them at any time,
+        so each step looks at them again and none is known here: the loop sleeps a tick.
+        """
+        state = {"trouble": False}
+
+        def step() -> None:
+            state["trouble"] = self._logged_cycle(state["trouble"], tick)
+
+        run_loop(step, wake=stop, tick=tick, stopped=stop.is_set)
+
+    def _logged_cycle(self, trouble: bool, tick: float) -> bool:
+        """One :meth:`cycle`, logged; whether the broker is in trouble now."""
+        try:
+            report = self.cycle()
+        except BrokerError as e:
+            if not trouble:
+                log.error("%s (trying again every %g s)", e, tick)
+            return True
+        if trouble:
+            log.info("the broker is back")
+        if report.total:
+            shards = ", ".join(f"{k}: {n}" for k, n in report.enqueued.items() if n)
+            log.info("enqueued %d due feeds (shard %s)", report.total, shards)
+        return False

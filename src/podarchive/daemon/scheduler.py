@@ -1,19 +1,22 @@
-"""The daemon's scheduler: APScheduler's user, with :mod:`podarchive.rules.cron` (crontab maths).
+"""The daemon: it sleeps until the earliest time a feed is due, then updates the due ones.
 
-:class:`Daemon` runs a ``BackgroundScheduler`` (threads, in-memory job store) with one job
-per feed. A job only marks its feed as *wanted*; one runner thread hands the wanted batch
-to the update function it was given (the CLI passes one that takes the archive lock and
-calls ``run.update_due``), so the archive is never written by two threads and a
-feed's back-off and Retry-After hold whatever its trigger says. Feeds the update found not
-due yet come back with their due time and are asked for again then.
+Due-ness is the archive's: each cycle reports when each of its feeds is next due (from the
+feed's schedule, back-off, Retry-After and freshness hints, :mod:`podarchive.rules.policy`),
+and the main thread sleeps until the earliest of those times, one tick at most (the heartbeat
+and the look at the schedule files), or until something wakes it: a signal, a cycle's end,
+:meth:`Daemon.wake` (for a push notification). The waiting loop is
+:func:`podarchive.daemon.wake.run_loop`, shared with the cluster's scheduler.
+
+APScheduler does what it is good at here: it runs each update cycle, one at a time, on the
+one thread of its pool (``podarchive-runner_0``), so the archive is never written by two
+threads and stopping never waits on a cycle in flight. It no longer holds one job per feed,
+and its CronTrigger is not used: cron expressions follow crontab (:mod:`podarchive.rules.cron`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import select
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -26,17 +29,19 @@ from typing import Any
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ConfigError, ScheduleError, one_line
+from podarchive.daemon.wake import Fingerprint, ScheduleWatch, Wakeup, fingerprint, run_loop
 from podarchive.read.schedule_files import DEFAULT_EVERY, FeedSchedule
-from podarchive.rules.cron import cron_gap, cron_trigger
+from podarchive.rules.policy import FOREVER
+from podarchive.rules.wake import due_now, earliest, scheduled_due, seconds_until
 from podarchive.tasks.status import write_heartbeat
 
+__all__ = ["CycleResult", "Daemon", "Fingerprint", "fingerprint", "job_spec"]
+
 log = logging.getLogger("podarchive.daemon")
-MAX_JITTER = timedelta(minutes=5)
+RUNNER = "podarchive-runner"  # the name of the one thread that runs update cycles (+ "_0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,8 @@ class CycleResult:
     polled: int = 0
     failed: int = 0
     not_due: int = 0
-    waiting: Mapping[str, datetime] = field(default_factory=dict)  # not polled: url → due at
+    # url → when the archive says it is next due; a feed left out is due by its schedule
+    waiting: Mapping[str, datetime] = field(default_factory=dict)
     skipped: str | None = None  # why nothing ran (another process holds the archive)
     stopped: bool = False
 
@@ -60,59 +66,31 @@ class CycleResult:
 
 Update = Callable[[Sequence[FeedSchedule], threading.Event], CycleResult]
 Load = Callable[[], Sequence[FeedSchedule]]
-Fingerprint = tuple[tuple[str, int, int], ...]
-
-
-def _jitter(gap: timedelta) -> float:
-    """As the archive's due-ness: up to 10 % of the interval, at most five minutes."""
-    return min(gap * 0.1, MAX_JITTER).total_seconds()
 
 
 def job_spec(feed: FeedSchedule) -> tuple[str, str]:
-    """What a feed's job depends on: a job is replaced only when this changes (pitfall #3)."""
+    """What a feed's due time depends on: a reload changes it only when this changes."""
     if feed.cron:
         return ("cron", feed.cron)
     return ("every", str((feed.every or DEFAULT_EVERY).total_seconds()))
 
 
-def job_trigger(feed: FeedSchedule, now: datetime) -> tuple[BaseTrigger, int]:
-    """The trigger for a feed's job and its misfire grace time in seconds (one interval:
-    a fire missed by less than that, e.g. over a suspend, still happens, coalesced)."""
-    if feed.cron:
-        gap = cron_gap(feed.cron, now) or DEFAULT_EVERY
-        return cron_trigger(feed.cron, jitter=_jitter(gap)), max(60, int(gap.total_seconds()))
-    every = feed.every or DEFAULT_EVERY
-    trigger = IntervalTrigger(seconds=every.total_seconds(), jitter=_jitter(every), timezone=UTC)
-    return trigger, max(60, int(every.total_seconds()))
+def schedule_due(feed: FeedSchedule, after: datetime) -> datetime:
+    """When ``feed`` is next due by its schedule alone (the archive did not say)."""
+    every = None if feed.cron else feed.every or DEFAULT_EVERY
+    return scheduled_due(every=every, cron=feed.cron, after=after, key=feed.url)
 
 
-def _checked_trigger(feed: FeedSchedule, now: datetime) -> tuple[BaseTrigger, int]:
-    """:func:`job_trigger`, for a trigger that fires: anything else is a ScheduleError."""
+def _checked_due(feed: FeedSchedule, now: datetime) -> datetime:
+    """:func:`schedule_due`, for a schedule that fires: anything else is a ScheduleError."""
     key = "cron" if feed.cron else "every"
     try:
-        trigger, grace = job_trigger(feed, now)
-        fires = trigger.get_next_fire_time(None, now) is not None
+        due = schedule_due(feed, now)
     except (ValueError, OverflowError) as e:
         raise ScheduleError(feed.source or feed.url, f"cannot be scheduled: {e}", key) from e
-    if not fires:
+    if due >= FOREVER:
         raise ScheduleError(feed.source or feed.url, "never fires", key)
-    return trigger, grace
-
-
-def fingerprint(directory: Path) -> Fingerprint:
-    """Names, mtimes and sizes of the schedule files: a change means "reload"."""
-    try:
-        paths = sorted(directory.glob("*.toml"))
-    except OSError:
-        return ()
-    out = []
-    for path in paths:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        out.append((path.name, stat.st_mtime_ns, stat.st_size))
-    return tuple(out)
+    return due
 
 
 def _feeds(count: int) -> str:
@@ -120,7 +98,7 @@ def _feeds(count: int) -> str:
 
 
 class Daemon:
-    """Poll feeds on their schedules until SIGTERM/SIGINT; reload on SIGHUP or file changes.
+    """Poll feeds when they are due until SIGTERM/SIGINT; reload on SIGHUP or file changes.
 
     ``update(feeds, stop)`` is called from one runner thread only. ``stop`` is set on
     SIGTERM/SIGINT: the update must then abandon what is in flight and return soon.
@@ -144,10 +122,14 @@ class Daemon:
         self.started_at = utcnow()
         self._feeds: dict[str, FeedSchedule] = {}
         self._specs: dict[str, tuple[str, str]] = {}
-        self._wanted: set[str] = set()
-        self._deferred: dict[str, datetime] = {}
+        self._due: dict[str, datetime] = {}  # url → when it is next due (the archive's word)
+        self._wanted: set[str] = set()  # asked for at once: new and changed feeds
+        self._batch: list[str] | None = None  # the cycle's feeds, from its start to its end
         self._state = threading.Lock()
-        self._work = threading.Event()
+        self._idle = threading.Event()  # no cycle running
+        self._idle.set()
+        self._wake = Wakeup()
+        self._files = ScheduleWatch(watch)
         self._beat_lock = threading.Lock()
         self._activity = "starting"
         self._last_cycle: dict[str, Any] | None = None
@@ -155,13 +137,11 @@ class Daemon:
         self._busy_logged = False
         self._failing: str | None = None  # the error the last cycle failed with, if it did
         self._flags: set[str] = set()
-        self._pipe_r, self._pipe_w = os.pipe()
-        os.set_blocking(self._pipe_w, False)
         self._scheduler = BackgroundScheduler(
             timezone=UTC,
             jobstores={"default": MemoryJobStore()},  # never shared (pitfall #5)
-            executors={"default": ThreadPoolExecutor(1)},  # jobs only mark feeds wanted
-            job_defaults={"coalesce": True, "max_instances": 1},
+            executors={"default": ThreadPoolExecutor(1, {"thread_name_prefix": RUNNER})},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )
 
     # public -----------------------------------------------------------------------------
@@ -171,24 +151,28 @@ class Daemon:
         with self._state:
             return dict(self._feeds)
 
-    def job_ids(self) -> set[str]:
-        return {job.id for job in self._scheduler.get_jobs()}
+    def due(self) -> dict[str, datetime]:
+        """When each feed is next due, as the daemon knows it."""
+        with self._state:
+            return dict(self._due)
+
+    def wake(self) -> None:
+        """Look again at once (e.g. a push notification said a feed changed)."""
+        self._wake.set()
 
     def request(self, flag: str) -> None:
         """Ask the main loop to ``stop`` or ``reload``; safe from a signal handler."""
         self._flags.add(flag)
-        with contextlib.suppress(OSError):  # pipe full: the loop is awake anyway
-            os.write(self._pipe_w, b"!")
+        self._wake.set()
 
     def run(self, initial: Sequence[FeedSchedule] | None = None, *, signals: bool = True) -> None:
         """Run until stopped. ``initial`` defaults to ``load()`` (whose errors propagate)."""
         feeds = list(self.load() if initial is None else initial)
         previous = self._install_signals() if signals else {}
-        runner = threading.Thread(target=self._runner, name="podarchive-runner")
         try:
             self._scheduler.start()
             self.apply(feeds)
-            last_print, settling = fingerprint(self.watch), None
+            self._files.reset()
             log.info(
                 "daemon started (pid %d): %s from %s, tick %gs",
                 os.getpid(),
@@ -196,42 +180,10 @@ class Daemon:
                 self.watch,
                 self.tick,
             )
-            self._activity = "idle"  # before the runner's first cycle says "updating" (#23)
-            runner.start()
-            while True:
-                self._beat()
-                self._sleep(self.tick)
-                if "stop" in self._flags:
-                    break
-                if "reload" in self._flags:
-                    self._flags.discard("reload")
-                    self.reload("SIGHUP")
-                    last_print, settling = fingerprint(self.watch), None
-                current = fingerprint(self.watch)
-                if current == last_print:
-                    settling = None
-                elif current == settling:  # the same change for a whole tick: written
-                    last_print, settling = current, None
-                    self.reload("schedule files changed")
-                else:
-                    settling = current  # maybe half written: look again next tick
-                self._promote_deferred()
+            self._activity = "idle"  # before the first cycle says "updating" (#23)
+            run_loop(self._step, wake=self._wake, tick=self.tick, stopped=self._stopping)
         finally:
-            busy = self._activity.startswith("updating")
-            log.info("stopping%s", ": abandoning the update in flight" if busy else "")
-            self._activity = "stopping"
-            self.stop.set()
-            self._work.set()
-            if self._scheduler.running:
-                self._scheduler.shutdown(wait=False)  # jobs are instant; never wait on them
-            if runner.is_alive():
-                runner.join(timeout=max(10.0, 3 * self.tick))
-            self._restore_signals(previous)
-            self._activity = "stopped"
-            self._beat(stopped=True)
-            os.close(self._pipe_r)
-            os.close(self._pipe_w)
-            log.info("stopped")
+            self._shut_down(previous)
 
     def reload(self, why: str) -> bool:
         """Load the schedules again; on an error keep the last good ones and log one line.
@@ -264,116 +216,116 @@ class Daemon:
         return True
 
     def apply(self, feeds: Sequence[FeedSchedule]) -> tuple[int, int, int]:
-        """Reconcile the jobs with ``feeds`` by diffing: add new, remove gone, reschedule only
-        the changed ones; untouched jobs keep their next run time (pitfall #3).
+        """Take ``feeds`` as the schedule, by diffing: new and changed feeds are asked for at
+        once (the archive decides whether they are due); gone ones are forgotten; the others
+        keep their due times.
 
-        Every new or changed trigger is made first: one that cannot be (a ScheduleError
-        naming its file) leaves the jobs as they were.
+        Every new or changed schedule is checked first: one that cannot be (a ScheduleError
+        naming its file) leaves everything as it was.
         """
         now = utcnow()
         new = {feed.url: feed for feed in feeds}
-        triggers = {
-            url: _checked_trigger(feed, now)
+        fresh = {
+            url: _checked_due(feed, now)
             for url, feed in new.items()
             if self._specs.get(url) != job_spec(feed)
         }
-        added = removed = changed = 0
         with self._state:
-            for url in set(self._feeds) - set(new):
-                self._scheduler.remove_job(url)
+            gone = set(self._feeds) - set(new)
+            for url in gone:
                 self._specs.pop(url, None)
+                self._due.pop(url, None)
                 self._wanted.discard(url)
-                self._deferred.pop(url, None)
-                removed += 1
-            for url, feed in new.items():
-                if url not in triggers:
-                    continue
-                trigger, grace = triggers[url]
-                if url in self._specs:
-                    self._scheduler.reschedule_job(url, trigger=trigger)
-                    self._scheduler.modify_job(url, misfire_grace_time=grace)
-                    changed += 1
-                else:
-                    self._scheduler.add_job(
-                        self._want,
-                        trigger,
-                        args=[url],
-                        id=url,
-                        name=feed.label,
-                        coalesce=True,
-                        max_instances=1,
-                        misfire_grace_time=grace,
-                    )
-                    added += 1
-                self._specs[url] = job_spec(feed)
-                self._deferred.pop(url, None)
-                self._wanted.add(url)  # new or changed: poll now if the archive says it is due
+            changed = len(fresh.keys() & self._specs.keys())
+            for url, due in fresh.items():
+                self._specs[url] = job_spec(new[url])
+                self._due[url] = due
+                self._wanted.add(url)
             self._feeds = new
-        if self._wanted:
-            self._work.set()
-        return added, removed, changed
+        if fresh:
+            self._wake.set()
+        return len(fresh) - changed, len(gone), changed
 
-    # internals --------------------------------------------------------------------------
+    # the main loop ----------------------------------------------------------------------
 
-    def _want(self, url: str) -> None:
-        """The job: mark the feed wanted and wake the runner. Never touches the archive."""
+    def _stopping(self) -> bool:
+        return "stop" in self._flags
+
+    def _step(self) -> float | None:
+        """One turn of the main loop: reload, start a cycle if feeds are due, heartbeat; the
+        seconds until the next feed is due (None while a cycle runs: its end wakes us)."""
+        if "reload" in self._flags:
+            self._flags.discard("reload")
+            self.reload("SIGHUP")
+            self._files.reset()
+        elif self._files.changed():
+            self.reload("schedule files changed")
+        self._start_cycle()
+        self._beat()
         with self._state:
-            if url in self._feeds:
-                self._wanted.add(url)
-        self._work.set()
+            if self._batch is not None:
+                return None
+            return seconds_until(earliest(self._due.values()), utcnow())
 
-    def _promote_deferred(self) -> None:
-        now = utcnow()
+    def _start_cycle(self) -> None:
+        """Hand the feeds due now (and those asked for) to APScheduler's runner thread."""
         with self._state:
-            ready = [url for url, due in self._deferred.items() if due <= now]
-            for url in ready:
-                del self._deferred[url]
-                self._wanted.add(url)
-        if ready:
-            self._work.set()
-
-    def _take_batch(self) -> list[FeedSchedule]:
-        with self._state:
-            batch = [self._feeds[url] for url in sorted(self._wanted) if url in self._feeds]
+            if self._batch is not None:
+                return  # one cycle at a time; its end wakes the loop
+            urls = sorted(self._wanted.union(due_now(self._due, utcnow())))
+            if not urls:
+                return
             self._wanted.clear()
-        return batch
+            self._batch = urls
+            batch = [self._feeds[url] for url in urls]
+        self._scheduler.add_job(self._cycle, args=[batch], name=f"update {_feeds(len(batch))}")
 
-    def _runner(self) -> None:
-        while not self.stop.is_set():
-            self._work.wait(self.tick)
-            self._work.clear()
-            if self.stop.is_set():
-                break
-            batch = self._take_batch()
-            if batch:
-                self._cycle(batch)
+    def _shut_down(self, previous: Mapping[int, Any]) -> None:
+        busy = self._activity.startswith("updating")
+        log.info("stopping%s", ": abandoning the update in flight" if busy else "")
+        self._activity = "stopping"
+        with self._state:  # a cycle not started yet sees it and does not start
+            self.stop.set()
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)  # never wait on a cycle here
+        self._idle.wait(timeout=max(10.0, 3 * self.tick))
+        self._restore_signals(previous)
+        self._activity = "stopped"
+        self._beat(stopped=True)
+        self._wake.close()
+        log.info("stopped")
+
+    # the runner thread ------------------------------------------------------------------
 
     def _cycle(self, batch: list[FeedSchedule]) -> None:
+        """One update cycle, on APScheduler's runner thread."""
+        with self._state:
+            if self.stop.is_set():
+                return
+            self._idle.clear()
+        try:
+            self._run_cycle(batch)
+        finally:
+            with self._state:
+                self._batch = None
+            self._idle.set()
+            self._wake.set()
+
+    def _run_cycle(self, batch: list[FeedSchedule]) -> None:
         started = utcnow()
         self._activity = f"updating {_feeds(len(batch))}"
         self._beat()
+        retry: datetime | None = None
         try:
             result = self.update(batch, self.stop)
         except Exception as e:  # an archive that cannot be opened must not end the daemon
             self._log_failure(str(e))
-            self._defer(batch, started + timedelta(seconds=self.retry_after_error))
+            retry = started + timedelta(seconds=self.retry_after_error)
             result = CycleResult(failed=len(batch), skipped=f"error: {e}")
         else:
-            if self._failing is not None and not result.skipped:
-                log.info("update cycles work again")
-                self._failing = None
-            if result.skipped:
-                if not self._busy_logged:
-                    log.info("%s; retrying each tick", result.skipped)
-                self._busy_logged = True
-                self._defer(batch, started + timedelta(seconds=self.tick))
-            else:
-                self._busy_logged = False
-                with self._state:
-                    for url, due in result.waiting.items():
-                        if url in self._feeds:
-                            self._deferred[url] = due
+            retry = self._after(result, started)
         finished = utcnow()
+        self._record(batch, result, retry, finished)
         self._last_cycle = {
             "started_at": iso(started),
             "finished_at": iso(finished),
@@ -389,6 +341,38 @@ class Daemon:
         self._activity = "stopping" if self.stop.is_set() else "idle"
         self._beat()
 
+    def _after(self, result: CycleResult, started: datetime) -> datetime | None:
+        """Log what a cycle that returned says; when to ask for its feeds again if skipped."""
+        if self._failing is not None and not result.skipped:
+            log.info("update cycles work again")
+            self._failing = None
+        if not result.skipped:
+            self._busy_logged = False
+            return None
+        if not self._busy_logged:
+            log.info("%s; retrying each tick", result.skipped)
+        self._busy_logged = True
+        return started + timedelta(seconds=self.tick)
+
+    def _record(
+        self,
+        batch: Sequence[FeedSchedule],
+        result: CycleResult,
+        retry: datetime | None,
+        now: datetime,
+    ) -> None:
+        """Each feed's next due time: ``retry`` (a skipped or failed cycle), else the
+        archive's, else its schedule's; never sooner than a tick (a second at most) from now,
+        so an update that leaves a due feed due cannot spin the loop. A feed removed or
+        changed meanwhile is left alone."""
+        soonest = now + timedelta(seconds=min(self.tick, 1.0))
+        with self._state:
+            for feed in batch:
+                if self._feeds.get(feed.url) is None or feed.url in self._wanted:
+                    continue
+                due = retry or result.waiting.get(feed.url) or schedule_due(feed, now)
+                self._due[feed.url] = max(due, soonest)
+
     def _log_failure(self, error: str) -> None:
         """ERROR once per failure (a damaged or deleted archive fails every cycle alike)."""
         if error != self._failing:
@@ -397,17 +381,15 @@ class Daemon:
             log.debug("update cycle failed again: %s", error)
         self._failing = error
 
-    def _defer(self, batch: Sequence[FeedSchedule], until: datetime) -> None:
-        with self._state:
-            for feed in batch:
-                if feed.url in self._feeds:
-                    self._deferred[feed.url] = until
+    # heartbeat and signals --------------------------------------------------------------
 
     def _beat(self, *, stopped: bool = False) -> None:
         if self.heartbeat is None:
             return
         now = utcnow()
         with self._state:
+            ready = self._wanted.union(due_now(self._due, now))
+            next_due = earliest(self._due.values())
             data: dict[str, Any] = {
                 "pid": os.getpid(),
                 "state": "stopped" if stopped else "running",
@@ -415,8 +397,9 @@ class Daemon:
                 "heartbeat_at": iso(now),
                 "activity": self._activity,
                 "feeds": len(self._feeds),
-                "wanted": len(self._wanted),
-                "waiting": len(self._deferred),
+                "wanted": len(ready),
+                "waiting": len(self._due.keys() - ready),
+                "next_due_at": iso(next_due) if next_due and next_due < FOREVER else None,
                 "tick": self.tick,
                 "schedules": str(self.watch),
                 "last_cycle": self._last_cycle,
@@ -429,12 +412,6 @@ class Daemon:
                 write_heartbeat(self.heartbeat, data)
             except OSError as e:
                 log.warning("cannot write heartbeat %s: %s", self.heartbeat, e)
-
-    def _sleep(self, seconds: float) -> None:
-        readable, _, _ = select.select([self._pipe_r], [], [], seconds)
-        if readable:
-            with contextlib.suppress(BlockingIOError):
-                os.read(self._pipe_r, 4096)
 
     def _install_signals(self) -> dict[int, Any]:
         previous: dict[int, Any] = {}

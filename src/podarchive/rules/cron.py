@@ -1,112 +1,96 @@
-"""Crontab expressions: validation and fire times, in crontab's own meaning.
+"""Crontab expressions: validation and fire times, in crontab's own meaning (Debian cron).
 
-APScheduler 3.x numbers weekdays from Monday = 0, while crontab has Sunday = 0 (and 7).
-:func:`cron_trigger` translates a standard five-field crontab expression so that
-``0 9 * * 1`` means Monday 09:00, as it does in cron.
+Five fields, ``minute hour day-of-month month day-of-week``, each a ``*``, a number, a
+three-letter name (months and weekdays), a range or a list of these, with an optional
+``/step``. Sunday is 0 or 7. When both day-of-month and day-of-week are restricted (neither
+starts with ``*``), a day matches when EITHER does, as crontab(5) says: ``0 6 1 * 1`` fires at
+06:00 on the 1st of each month and on every Monday. All times are UTC.
 
-The cron maths is APScheduler's ``CronTrigger``, imported lazily inside :func:`cron_trigger`:
-importing this module (and :mod:`~.policy`, :mod:`~podarchive.read.schedule_files`, users)
-loads no APScheduler. This module and :mod:`podarchive.daemon.scheduler` are the only ones that
-touch APScheduler.
+The maths is cronsim's (the Healthchecks.io author's, which follows Debian cron), imported
+lazily so that importing this module loads nothing beyond the standard library. cronsim also
+reads some extensions crontab does not have (a seconds field, ``L``, ``LW``, ``#``): they are
+refused here, so a schedule file means what the same line would in a crontab.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from apscheduler.triggers.cron import CronTrigger
+    from cronsim import CronSim
 
-_DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-_NAME_TO_CRON = {name: i for i, name in enumerate(_DAY_NAMES)}
-_DOW_TERM = re.compile(r"^(\*|[a-z0-9]+(?:-[a-z0-9]+)?)(?:/(\d+))?$")
-
-
-def _day_number(token: str) -> int:
-    if token in _NAME_TO_CRON:
-        return _NAME_TO_CRON[token]
-    if token.isdigit() and 0 <= int(token) <= 7:
-        return int(token) % 7
-    raise ValueError(f"bad day of week {token!r}")
+FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
+_VALUE = r"(?:[0-9]+|[a-z]{3})"  # a number or a three-letter name (cronsim checks which)
+_TERM = re.compile(rf"(?:\*|{_VALUE}(?:-{_VALUE})?)(?:/[0-9]+)?", re.IGNORECASE)
+_SECOND = timedelta(seconds=1)
 
 
-def _expand_day_term(term: str) -> set[int]:
-    match = _DOW_TERM.match(term)
-    if not match:
-        raise ValueError(f"bad day of week {term!r}")
-    span, step_text = match.group(1), match.group(2)
-    step = int(step_text) if step_text else 1
-    if step < 1:
-        raise ValueError(f"bad step in day of week {term!r}")
-    if span == "*":
-        first, last = 0, 6
-    elif "-" in span:
-        start, end = span.split("-")
-        first, last = _day_number(start), _day_number(end)
-        if end == "7":
-            last = 7
-        if last < first:
-            raise ValueError(f"bad day-of-week range {term!r}")
-    else:
-        first = last = _day_number(span)
-        if step_text:
-            last = 6
-    return {day % 7 for day in range(first, last + 1, step)}
-
-
-def crontab_day_of_week(field: str) -> str:
-    """Translate a crontab day-of-week field to APScheduler's names (``1-5`` → ``mon,…,fri``)."""
-    field = field.strip().lower()
-    if field in ("*", "?"):
-        return "*"
-    days: set[int] = set()
-    for term in field.split(","):
-        days |= _expand_day_term(term)
-    return ",".join(_DAY_NAMES[d] for d in sorted(days))
-
-
-def cron_trigger(expr: str, tz: timezone = UTC, jitter: float | None = None) -> CronTrigger:
-    """A CronTrigger for a five-field crontab expression. Raises ValueError when it is bad.
-
-    ``jitter`` delays each fire by up to that many seconds (``from_crontab`` has no jitter).
-    """
-    from apscheduler.triggers.cron import CronTrigger  # lazily: see the module docstring
-
+def _fields(expr: str) -> list[str]:
+    """The five fields, each made only of crontab's own syntax; ValueError otherwise."""
     fields = expr.split()
     if len(fields) != 5:
         raise ValueError(f"cron needs 5 fields (minute hour day month weekday), got {len(fields)}")
-    minute, hour, day, month, dow = fields
+    for name, text in zip(FIELDS, fields, strict=True):
+        if not all(_TERM.fullmatch(term) for term in text.split(",")):
+            raise ValueError(f"bad cron expression {expr!r}: bad {name} {text!r}")
+    return fields
+
+
+def _sim(expr: str, start: datetime) -> CronSim | None:
+    """cronsim's iterator over the fire times strictly after ``start`` (whole seconds); None
+    for an expression that never fires. ValueError (one line) for a bad one."""
+    from cronsim import CronSim, CronSimError  # lazily: see the module docstring
+
+    fields = _fields(expr)
     try:
-        return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=crontab_day_of_week(dow),
-            timezone=tz,
-            jitter=jitter,
-        )
-    except ValueError as e:
-        raise ValueError(f"bad cron expression {expr!r}: {e}") from e
+        return CronSim(" ".join(fields), start)
+    except CronSimError as e:
+        if _impossible_day(fields):
+            return None
+        raise ValueError(f"bad cron expression {expr!r}: {str(e).lower()}") from e
+
+
+def _impossible_day(fields: list[str]) -> bool:
+    """Valid fields that no date satisfies (``0 0 30 2 *``): cronsim calls that a bad
+    day-of-month, crontab takes it and never runs it. Here it is "never fires"."""
+    from cronsim import CronSim, CronSimError
+
+    now = datetime.now(UTC)
+    minute, hour, day, month, weekday = fields
+    try:
+        CronSim(f"{minute} {hour} 1 {month} {weekday}", now)  # the rest is good
+        CronSim(f"0 0 {day} * *", now)  # and the day is one some month has
+    except CronSimError:
+        return False
+    return True
 
 
 def validate_cron(expr: str) -> None:
-    """ValueError unless ``expr`` is a crontab expression that fires (``0 0 30 2 *`` never
-    does: a feed scheduled so would never be polled)."""
-    if cron_trigger(expr).get_next_fire_time(None, datetime.now(UTC)) is None:
+    """ValueError (one line) unless ``expr`` is a crontab expression that fires (``0 0 30 2
+    *`` never does: a feed scheduled so would never be polled)."""
+    if next_cron_time(expr, datetime.now(UTC)) is None:
         raise ValueError(f"cron expression {expr!r} never fires")
 
 
 def next_cron_time(expr: str, after: datetime) -> datetime | None:
-    """The first time after ``after`` that ``expr`` fires (UTC)."""
-    fire: datetime | None = cron_trigger(expr).get_next_fire_time(None, after)
+    """The first time at or after ``after`` (rounded up to a whole second) that ``expr``
+    fires, in UTC; None when it never fires again. ValueError when ``expr`` is bad."""
+    start = after.astimezone(UTC)
+    whole = start.replace(microsecond=0)
+    sim = _sim(expr, whole - _SECOND if whole == start else whole)  # cronsim: strictly after
+    if sim is None:
+        return None
+    try:
+        fire: datetime = next(sim)
+    except (StopIteration, OverflowError):  # cronsim looks 50 years ahead, then gives up
+        return None
     return fire
 
 
 def cron_gap(expr: str, after: datetime) -> timedelta | None:
     """The time between the first two fires after ``after``; None if it fires less often."""
     first = next_cron_time(expr, after)
-    second = next_cron_time(expr, first + timedelta(seconds=1)) if first else None
+    second = next_cron_time(expr, first + _SECOND) if first else None
     return second - first if first and second else None
