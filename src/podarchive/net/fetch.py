@@ -399,11 +399,7 @@ class Fetcher:
                 sent()  # for transports that do not report the first write themselves
                 status = r.status_code
                 response_headers = {k.lower(): v for k, v in r.headers.items()}
-                body = b""
-                if status == 200 or (200 < status < 300 and status != 204):
-                    body = self._read_body(r, response_headers, hop.limit)
-                elif _bodiless(status, response_headers):
-                    r.read()  # reaches the end of the message: the connection is reused
+                body = self._read_body(r, response_headers, hop.limit)
                 size = len(body)
         except httpx.InvalidURL as e:
             error: FetchError = _bad_url(e, url)
@@ -446,6 +442,11 @@ class Fetcher:
                 budget.on_sent = None
 
     def _read_body(self, response: httpx.Response, headers: dict[str, str], limit: int) -> bytes:
+        """A 2xx answer's body (not a 204's), read within ``limit``; else none."""
+        if not 200 <= response.status_code < 300 or response.status_code == 204:
+            if _bodiless(response.status_code, headers):
+                response.read()  # reaches the end of the message: the connection is reused
+            return b""
         declared = headers.get("content-length", "")
         encoding = headers.get("content-encoding", "")
         if declared.isdigit() and not encoding and int(declared) > limit:

@@ -26,11 +26,11 @@ import os
 import re
 import shutil
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from podarchive.core.errors import PodarchiveError, ScheduleError, safe_label, safe_url, shorten
@@ -57,6 +57,7 @@ FEED_KEYS = frozenset(
         "chapters",
     }
 )
+_T = TypeVar("_T")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _INTERVAL = re.compile(r"(\d+)\s*([smhdw])")
 _MAX_DIGITS = 12  # more digits than this is over MAX_INTERVAL in any unit
@@ -201,33 +202,30 @@ def _feed_from_table(
             raise ScheduleError(path, f"must be a {kind.__name__}", f"{where}{dot}{key}")
         return value
 
+    at = f"{where}{dot}"  # before a key's name
     if "url" not in table:
-        raise ScheduleError(path, "missing", f"{where}{dot}url")
-    try:
-        url = check_feed_url(get("url", str))
-    except ValueError as e:
-        raise ScheduleError(path, str(e), f"{where}{dot}url") from e
+        raise ScheduleError(path, "missing", f"{at}url")
+    url = _checked(path, f"{at}url", lambda: check_feed_url(get("url", str)))
     every_text, cron = get("every", str), get("cron", str)
     if every_text is not None and cron is not None:
-        raise ScheduleError(path, "give either every or cron, not both", f"{where}{dot}cron")
+        raise ScheduleError(path, "give either every or cron, not both", f"{at}cron")
     every: timedelta | None = DEFAULT_EVERY if cron is None else None
     if every_text is not None:
-        try:
-            every = check_every(parse_interval(every_text), allow_fast=allow_fast)
-        except ValueError as e:
-            raise ScheduleError(path, str(e), f"{where}{dot}every") from e
+        every = _checked(
+            path,
+            f"{at}every",
+            lambda: check_every(parse_interval(every_text), allow_fast=allow_fast),
+        )
     if cron is not None:
-        try:
-            validate_cron(cron)
-        except ValueError as e:
-            raise ScheduleError(path, str(e), f"{where}{dot}cron") from e
+        _checked(path, f"{at}cron", lambda: validate_cron(cron))
     page_every_text = get("page_every", str)
     page_every: timedelta | None = None
     if page_every_text is not None:
-        try:
-            page_every = check_page_every(parse_interval(page_every_text), allow_fast=allow_fast)
-        except ValueError as e:
-            raise ScheduleError(path, str(e), f"{where}{dot}page_every") from e
+        page_every = _checked(
+            path,
+            f"{at}page_every",
+            lambda: check_page_every(parse_interval(page_every_text), allow_fast=allow_fast),
+        )
     user_agent = get("user_agent", str)
     problem = None if user_agent is None else user_agent_problem(user_agent)
     if problem is not None:
@@ -246,6 +244,14 @@ def _feed_from_table(
         chapters=get("chapters", bool, True),
         source=path,
     )
+
+
+def _checked(path: str, key: str, check: Callable[[], _T]) -> _T:
+    """``check()``; a ValueError it raises (a ScheduleError too) a ScheduleError of ``key``."""
+    try:
+        return check()
+    except ValueError as e:
+        raise ScheduleError(path, str(e), key) from e
 
 
 def schedule_file_name(url: str, name: str | None) -> str:

@@ -272,16 +272,9 @@ class _Flow:
         more_feeds = True
         while True:
             self._start_redone()
-            idle = False  # the source has no feed now: pages and files may start meanwhile
-            while more_feeds and len(self.pending) < self.limit and not self._stopping():
-                started = self._start_feed(source, block=not self._busy())
-                more_feeds, idle = started is not _END, started is _IDLE
-                if idle:
-                    break
-            followers_may_start = not more_feeds or idle
-            while followers_may_start and len(self.pending) < self.limit:
-                if not self._start_follower():
-                    break
+            more_feeds, idle = self._start_feeds(source, more_feeds)
+            if not more_feeds or idle:  # pages and files may start meanwhile
+                self._start_followers()
             if not self.pending:
                 if self._stopping():
                     return
@@ -293,16 +286,36 @@ class _Flow:
                 continue
             done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
             if self._stopping():
-                self.workers.abort()
-                for future in self.pending:
-                    future.cancel()
-                self.pending = set()
+                self._abort()
                 more_feeds = False
-                self.followers.clear()
-                self.tasks.clear()
-                self.redo.clear()
             for future in done:
                 self._store(future.result())
+
+    def _start_feeds(self, source: FeedSource, more_feeds: bool) -> tuple[bool, bool]:
+        """Start feeds' fetches while there is room: whether more feeds may come, and whether
+        the source has none now (idle)."""
+        idle = False
+        while more_feeds and len(self.pending) < self.limit and not self._stopping():
+            started = self._start_feed(source, block=not self._busy())
+            more_feeds, idle = started is not _END, started is _IDLE
+            if idle:
+                break
+        return more_feeds, idle
+
+    def _start_followers(self) -> None:
+        """Start pages' and files' fetches while there is room and there are some."""
+        while len(self.pending) < self.limit and self._start_follower():
+            pass
+
+    def _abort(self) -> None:
+        """Stopping: the workers' fetches cancelled, nothing more started."""
+        self.workers.abort()
+        for future in self.pending:
+            future.cancel()
+        self.pending = set()
+        self.followers.clear()
+        self.tasks.clear()
+        self.redo.clear()
 
     def _busy(self) -> bool:
         return bool(self.pending or self.tasks or self.followers)

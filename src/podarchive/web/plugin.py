@@ -1,12 +1,13 @@
 """What the archive's pages show in Datasette: the plugin podarchive registers for the servers
 :mod:`podarchive.web.serve` builds, and the plain functions behind it.
 
-* Plain functions: show notes sanitised by nh3 (:func:`sanitise_notes`), durations as
-  ``h:mm:ss`` (:func:`hms`), JSON cells as lists (:func:`json_cell_html`), the order of an
-  episode's columns (:func:`arrange`) and of the tables, facets without repeats.
+* Plain functions: show notes sanitised by nh3 (:func:`sanitise_notes`), JSON cells as lists
+  (:func:`json_cell_html`), the order of an episode's columns (:func:`arrange`) and of the
+  tables, facets without repeats; durations as ``h:mm:ss`` (:func:`hms`, from
+  :mod:`podarchive.web.episode_view`).
 * The plugin (:func:`register_plugin`): the Datasette hooks, acting only for the servers in
-  :data:`SERVED`: templates' variables for an episode's page (its links, chapters, transcript,
-  revisions, how its page notes were found), cells, connections, the 4xx page.
+  :data:`SERVED`: templates' variables for an episode's page (read and shown by
+  :mod:`podarchive.web.episode_view`), cells, connections, the 4xx page.
 
 Datasette is imported only inside the functions that need it.
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import sys
 import weakref
 from collections.abc import Generator, Iterable, Mapping, Sequence
@@ -23,14 +23,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from podarchive.core.types import LOW_CONFIDENCE
 from podarchive.core.urls import is_http_url, join_url
-from podarchive.read.transcript_formats import format_timestamp, media_link
+from podarchive.web.episode_view import episode_page, hms, read_episode
 from podarchive.web.shard_search import fts_phrases
 
 PLUGIN = "podarchive"  # its configuration's key in the metadata's "plugins"
-#: Transcript segments shown on an episode's page; the rest are a link away.
-SEGMENTS_SHOWN = 1000
 
 #: Which cross-shard databases each server built by :func:`make_datasette` has: database →
 #: the shards it attaches, each (name, path, immutable).
@@ -109,19 +106,6 @@ def sanitise_notes(notes_html: str | None, base_url: str | None = None) -> str:
     )
 
 
-def hms(seconds: object) -> str | None:
-    """``h:mm:ss`` of a number of seconds (1188 → ``0:19:48``); None for anything else."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float | str):
-        return None
-    try:
-        value = float(seconds)
-    except ValueError:
-        return None
-    if not math.isfinite(value) or value < 0 or value >= 1e9:
-        return None
-    return format_timestamp(value)
-
-
 def json_cell_html(value: object) -> str | None:
     """A JSON list or object as a short HTML list (escaped): each item's values, links for
     http(s) URLs; None when ``value`` is not JSON text of a list or an object."""
@@ -198,10 +182,6 @@ def unique_facets(facets: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
 SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
-#: An episode's columns its page shows in their own places, not among "all fields".
-EPISODE_SHOWN = frozenset(
-    {"id", "title", "notes_html", "notes_text", "page_notes_html", "page_notes_text"}
-)
 
 
 def register_plugin() -> None:
@@ -302,25 +282,10 @@ def render_cell(
     in the row's ``shard``, itself a link to that shard's database)."""
     if datasette not in SERVED:
         return None
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
     if table is None:
-        shards = {name for name, _, _ in CROSS_SHARDS.get(datasette, {}).get(database, ())}
-        if column == "shard" and value in shards:
-            href = datasette.urls.database(value)
-            return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
-        if column not in QUERY_LINKS or value in (None, ""):
-            return None
-        id_column, target = QUERY_LINKS[column]
-        try:
-            target_id = row[id_column]
-            shard = row["shard"] if shards else database
-        except (IndexError, KeyError):
-            return None
-        if target_id is None or shard not in (shards or {database}):
-            return None
-        href = _row_url(datasette, shard, target, target_id)
-        return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
+        return _query_cell(row, value, column, database, datasette)
     config = _config(datasette)
     if column in config.get("durations", {}).get(table, ()):
         return hms(value)
@@ -328,6 +293,29 @@ def render_cell(
         rendered = json_cell_html(value)
         return None if rendered is None else Markup(rendered)  # escaped
     return None
+
+
+def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any) -> Any:
+    """A canned query's cell: a ``shard`` as a link to its database, an ``episode`` or a
+    ``podcast`` as a link to its row; None for the others."""
+    from markupsafe import Markup, escape
+
+    shards = {name for name, _, _ in CROSS_SHARDS.get(datasette, {}).get(database, ())}
+    if column == "shard" and value in shards:
+        href = datasette.urls.database(value)
+        return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
+    if column not in QUERY_LINKS or value in (None, ""):
+        return None
+    id_column, target = QUERY_LINKS[column]
+    try:
+        target_id = row[id_column]
+        shard = row["shard"] if shards else database
+    except (IndexError, KeyError):
+        return None
+    if target_id is None or shard not in (shards or {database}):
+        return None
+    href = _row_url(datasette, shard, target, target_id)
+    return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
 
 
 def _row_url(datasette: Any, database: str, table: str, pk: object) -> str:
@@ -420,138 +408,17 @@ def _title_links(cells: dict[str, Any], datasette: Any, database: str) -> dict[s
 
 
 async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any] | None:
-    """An episode with what its page shows: podcast, date, duration, notes' base URLs, links
-    (one per URL, with the notes they are in), people, chapters (one per start and title),
-    a transcript's segments (the first readable transcript, current version) and
-    revisions."""
+    """An episode's page (see :mod:`podarchive.web.episode_view`): its rows read, then shown."""
     from datasette.utils import urlsafe_components
 
     pks = urlsafe_components(request.url_vars["pks"])
     if len(pks) != 1:
         return None
-    db = datasette.get_database(database)
-    rows = await db.execute(
-        "select episodes.*, coalesce(feeds.title, feeds.name, feeds.url) as podcast, "
-        "feeds.link as podcast_link from episodes join feeds on feeds.id = episodes.feed_id "
-        "where episodes.id = :id",
-        {"id": pks[0]},
-    )
-    row = rows.first()
-    if row is None:
+    rows = await read_episode(datasette.get_database(database), pks[0])
+    if rows is None:
         return None
-    episode: dict[str, Any] = dict(row)
-    id_ = episode["id"]
-    names = set(await db.table_names()) | set(await db.view_names())
-
-    async def select(table: str, sql: str, **params: Any) -> list[dict[str, Any]]:
-        if table not in names:
-            return []
-        return [dict(r) for r in (await db.execute(sql, {"id": id_, **params})).rows]
-
-    enclosure = _http(episode.get("enclosure_url"))
-
-    def timed(start: object) -> dict[str, Any]:
-        shown = hms(start)
-        at = float(start) if shown is not None and isinstance(start, int | float) else None
-        return {
-            "start_hms": shown,
-            "media": media_link(enclosure, at) if enclosure and at is not None else None,
-        }
-
-    published = episode.get("published") or ""
-    link, page_url = _http(episode.get("link")), _http(episode.get("page_url"))
-    episode.update(
-        link_href=link,
-        page_href=page_url,
-        enclosure_href=enclosure,
-        url=_row_url(datasette, database, "episodes", id_),
-        podcast_url=_row_url(datasette, database, "feeds", episode["feed_id"]),
-        date=published[:10] or None,
-        duration_hms=hms(episode.get("duration")),
-        notes_base=link or page_url or _http(episode["podcast_link"]),
-        page_notes_base=page_url or link,
-        same_notes=_words(episode.get("notes_text")) == _words(episode.get("page_notes_text")),
-        low_confidence=LOW_CONFIDENCE,
+    return episode_page(
+        rows,
+        lambda table, pk: _row_url(datasette, database, table, pk),
+        datasette.urls.table(database, "transcript_segments"),
     )
-
-    links: dict[str, dict[str, Any]] = {}
-    for found in await select(
-        "links",
-        "select source, url, normalized_url, domain, text from links "
-        "where episode_id = :id and revision_id is null order by source, position",
-    ):
-        if _http(found["url"]) is None:
-            continue
-        same = links.setdefault(found["normalized_url"] or found["url"], {**found, "sources": []})
-        if found["source"] not in same["sources"]:
-            same["sources"].append(found["source"])
-        same["text"] = same["text"] or found["text"]
-    episode["links"] = list(links.values())
-
-    episode["persons"] = [
-        {**person, "href": _http(person["href"])}
-        for person in await select(
-            "persons",
-            'select name, role, "group", href from persons where episode_id = :id order by name',
-        )
-    ]
-
-    chapters: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for chapter in await select(
-        "chapters",
-        'select start, "end", title, url, source from chapters '
-        "where episode_id = :id and revision_id is null "
-        "order by start, source = 'psc', chapter_file_id, position",
-    ):
-        start = chapter["start"]
-        key = (int(start) if isinstance(start, int | float) and math.isfinite(start) else start,)
-        chapters.setdefault(
-            (*key, chapter["title"]), {**chapter, "url": _http(chapter["url"]), **timed(start)}
-        )
-    episode["chapters"] = list(chapters.values())
-
-    transcripts = await select(
-        "transcripts",
-        "select id, url, format, language, status, items, rel from transcripts "
-        "where episode_id = :id order by status = 'ok' and items > 0 desc, format = 'page', "
-        "position",
-    )
-    episode["transcripts"] = transcripts
-    shown = transcripts[0] if transcripts and transcripts[0]["items"] else None
-    segments = []
-    if shown is not None:
-        segments = await select(
-            "transcript_segments",
-            "select start, speaker, text from transcript_segments "
-            "where transcript_id = :transcript and revision_id is null order by position "
-            "limit :limit",
-            transcript=shown["id"],
-            limit=SEGMENTS_SHOWN + 1,
-        )
-        shown["segments_url"] = (
-            datasette.urls.table(database, "transcript_segments")
-            + f"?transcript_id={shown['id']}&revision_id__isnull=1"
-        )
-    episode["transcript"] = shown
-    episode["segments"] = [{**s, **timed(s["start"])} for s in segments[:SEGMENTS_SHOWN]]
-    episode["more_segments"] = len(segments) > SEGMENTS_SHOWN
-
-    episode["revisions"] = [
-        {**r, "url": _row_url(datasette, database, "episode_revisions", r["id"])}
-        for r in await select(
-            "episode_revisions",
-            "select id, source, seen_from, seen_until, changed, title from episode_revisions "
-            "where episode_id = :id order by seen_until desc, id desc",
-        )
-    ]
-    episode["shown_columns"] = EPISODE_SHOWN
-    return episode
-
-
-def _http(url: object) -> str | None:
-    """``url`` when it is an absolute http(s) URL (safe in an href), else None."""
-    return url.strip() if isinstance(url, str) and is_http_url(url) else None
-
-
-def _words(text: object) -> str:
-    return " ".join(str(text).split()) if text else ""

@@ -145,14 +145,7 @@ def make_datasette(
     cross-shard database(s) of :func:`shard_groups` (at most ``attach_limit`` shards each,
     default SQLite's limit) listed first.
     """
-    try:
-        from datasette.app import Datasette
-    except ImportError as e:
-        raise DatasetteMissing() from e
-    try:
-        import nh3  # noqa: F401  (an episode's page sanitises its show notes with it)
-    except ImportError as e:
-        raise DatasetteMissing(f"nh3 is not installed: {INSTALL_HINT}") from e
+    Datasette = _datasette_class()
     register_plugin()
     paths = [archives] if isinstance(archives, Path) else [Path(p) for p in archives]
     if not paths:
@@ -173,21 +166,46 @@ def make_datasette(
         template_dir=str(TEMPLATES),
     )
     if groups:
-        from datasette.database import Database
-
-        attached = {name: path for name, path in zip(names, paths, strict=True)}
-        for group, _ in groups:
-            datasette.add_database(Database(datasette, is_memory=True), name=group)
-        CROSS_SHARDS[datasette] = {
-            group: [(name, attached[name], str(attached[name]) in immutables) for name in members]
-            for group, members in groups
+        attached = {
+            name: (path, str(path) in immutables) for name, path in zip(names, paths, strict=True)
         }
-        # the cross-shard search first on the index, then the shards in their order
-        order = [*(group for group, _ in groups), *names]
-        order += [name for name in datasette.databases if name not in order]
-        datasette.databases = {name: datasette.databases[name] for name in order}
+        _add_cross_shards(datasette, groups, attached)
     SERVED.add(datasette)
     return datasette
+
+
+def _datasette_class() -> Any:
+    """``datasette.app.Datasette``; :class:`DatasetteMissing` without datasette or nh3."""
+    try:
+        from datasette.app import Datasette
+    except ImportError as e:
+        raise DatasetteMissing() from e
+    try:
+        import nh3  # noqa: F401  (an episode's page sanitises its show notes with it)
+    except ImportError as e:
+        raise DatasetteMissing(f"nh3 is not installed: {INSTALL_HINT}") from e
+    return Datasette
+
+
+def _add_cross_shards(
+    datasette: Any,
+    groups: Sequence[tuple[str, Sequence[str]]],
+    attached: dict[str, tuple[Path, bool]],
+) -> None:
+    """Add each cross-shard database of ``groups`` (its name, its shards' names) to
+    ``datasette``, as the shards it attaches (in :data:`CROSS_SHARDS`: each shard's name, path
+    and whether it is served immutable, from ``attached``), listed first."""
+    from datasette.database import Database
+
+    for group, _ in groups:
+        datasette.add_database(Database(datasette, is_memory=True), name=group)
+    CROSS_SHARDS[datasette] = {
+        group: [(name, *attached[name]) for name in members] for group, members in groups
+    }
+    # the cross-shard search first on the index, then the shards in their order
+    order = [*(group for group, _ in groups), *attached]
+    order += [name for name in datasette.databases if name not in order]
+    datasette.databases = {name: datasette.databases[name] for name in order}
 
 
 def serve(
