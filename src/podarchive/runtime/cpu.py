@@ -32,7 +32,7 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 
 from podarchive.core.errors import Abandoned, PodarchiveError
 from podarchive.runtime.malloc import return_big_blocks
+from podarchive.runtime.pool import SafePool
 
 T = TypeVar("T")
 log = logging.getLogger("podarchive")
@@ -72,7 +73,7 @@ class CpuLane:
         self.processes = processes if processes > 0 else usable_cores()
         self.start_after = START_AFTER if start_after is None else start_after
         self._handled = 0
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: SafePool | None = None
         #: the workers' lifeline (read end, write end), made with the first pool
         self._lifeline: tuple[Connection[Any, Any], Connection[Any, Any]] | None = None
         self._lock = threading.Lock()
@@ -194,12 +195,12 @@ class CpuLane:
         except BrokenProcessPool as e:
             raise self._lost(e) from e
 
-    def _ensure_pool(self) -> ProcessPoolExecutor:
+    def _ensure_pool(self) -> SafePool:
         with self._lock:
             if self._pool is None:
                 if self._lifeline is None:
                     self._lifeline = multiprocessing.Pipe(duplex=False)
-                self._pool = ProcessPoolExecutor(
+                self._pool = SafePool(
                     self.processes,
                     mp_context=_context(),
                     initializer=_worker_init,
@@ -207,7 +208,7 @@ class CpuLane:
                 )
             return self._pool
 
-    def _drop(self, broken: ProcessPoolExecutor) -> None:
+    def _drop(self, broken: SafePool) -> None:
         """Forget a broken pool (once, whichever job notices first)."""
         with self._lock:
             if self._pool is broken:
