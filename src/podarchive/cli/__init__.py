@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from podarchive.cli.common import (
     run_settings,
     schedules_option,
     shards_layout_options,
+    show_status,
     translate_errors,
     verbosity,
 )
@@ -55,6 +57,7 @@ from podarchive.read.schedule_files import (
     load_schedules,
     parse_interval,
 )
+from podarchive.runtime.lock import FileLock
 from podarchive.store import Archive, check_file
 from podarchive.tasks.status import plural, problem_line
 from podarchive.update.run import RunReport, update_due, update_feeds
@@ -126,10 +129,21 @@ def run(
     Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
     and SIGHUP (exit 129).
     """
-    from podarchive.core.errors import ArchiveLocked
-    from podarchive.runtime.lock import archive_lock
-
     settings = run_settings(allow_private_hosts)
+    feeds = _feeds_to_poll(urls, schedules_dir, allow_fast, no_pages)
+    lock = _run_lock(db_path, wait_seconds) if feeds else None
+    if lock is not None:  # else no feed scheduled, or another run holds the archive: exit 0
+        update = update_feeds if urls or everything else update_due
+        report, seen = _update_locked(
+            lock, db_path, update, feeds, settings=settings, recheck_pages=recheck_pages
+        )
+        _finish(report, seen)
+
+
+def _feeds_to_poll(
+    urls: tuple[str, ...], schedules_dir: Path, allow_fast: bool, no_pages: bool
+) -> tuple[FeedSchedule, ...]:
+    """The URLs given, else the scheduled feeds (none: one line says how to add one)."""
     if urls:
         feeds = _adhoc_feeds(urls, schedules_dir)
     else:
@@ -137,27 +151,35 @@ def run(
         if not feeds:
             hint = f"add one with: {_add(schedules_dir)}"
             click.echo(f"podarchive: no feeds scheduled in {schedules_dir}; {hint}", err=True)
-            return  # not a failure (cron before the first feed): exit 0, the archive untouched
+            return ()  # not a failure (cron before the first feed): exit 0, the archive untouched
     if no_pages:
         feeds = tuple(dataclasses.replace(f, pages=False) for f in feeds)
+    return feeds
+
+
+def _run_lock(db_path: Path, wait_seconds: float) -> FileLock | None:
+    """The archive's lock, waiting up to ``wait_seconds``; None (and one line) when another
+    run or the daemon keeps it."""
+    from podarchive.core.errors import ArchiveLocked
+    from podarchive.runtime.lock import archive_lock
+
     check_file(db_path)  # not even a lock file beside another program's database
     try:
-        lock = archive_lock(db_path).acquire(wait=wait_seconds)
+        return archive_lock(db_path).acquire(wait=wait_seconds)
     except ArchiveLocked as e:
         click.echo(f"podarchive: {e}; skipping", err=True)
-        return
+        return None
+
+
+def _update_locked(
+    lock: FileLock, db_path: Path, update: Callable[..., RunReport], *args: Any, **kwargs: Any
+) -> tuple[RunReport, list[signal.Signals]]:
+    """``update(archive, *args, **kwargs)`` holding ``lock``, until done or stopped by a
+    signal; the report, and the signals seen."""
     stop = threading.Event()
     with lock, _working(db_path) as archive, _stop_on_signals(stop) as seen:
-        update = update_feeds if urls or everything else update_due
-        report = update(archive, feeds, settings=settings, recheck_pages=recheck_pages, stop=stop)
-    if report.stopped:
-        signum = seen[0] if seen else signal.SIGINT
-        kept = "what was stored is kept; the next run does the rest"
-        click.echo(f"podarchive: {STOPPED_BY[signum]}; {kept}", err=True)
-        sys.exit(128 + signum)
-    if report.not_due:
-        logging.getLogger("podarchive").info("%s not due yet", plural(report.not_due, "feed"))
-    _finish(report)
+        report = update(archive, *args, stop=stop, **kwargs)
+    return report, seen
 
 
 def _scheduled(schedules_dir: Path, allow_fast: bool) -> tuple[FeedSchedule, ...]:
@@ -192,9 +214,17 @@ def _adhoc_feeds(urls: tuple[str, ...], schedules_dir: Path) -> tuple[FeedSchedu
     return tuple(dict.fromkeys(feeds))
 
 
-def _finish(report: RunReport) -> None:
-    """One line per failed feed (exit 1), then one per feed whose body gave fewer episodes
-    than items or whose pages or files failed (these alone leave the exit code 0)."""
+def _finish(report: RunReport, seen: list[signal.Signals]) -> None:
+    """A run stopped by a signal: one line, exit 128 + its number. Else one line per failed
+    feed (exit 1), then one per feed whose body gave fewer episodes than items or whose pages
+    or files failed (these alone leave the exit code 0)."""
+    if report.stopped:
+        signum = seen[0] if seen else signal.SIGINT
+        kept = "what was stored is kept; the next run does the rest"
+        click.echo(f"podarchive: {STOPPED_BY[signum]}; {kept}", err=True)
+        sys.exit(128 + signum)
+    if report.not_due:
+        logging.getLogger("podarchive").info("%s not due yet", plural(report.not_due, "feed"))
     for feed in report.failed:  # labels are escaped and shortened (FeedSchedule.label)
         click.echo(f"podarchive: {feed.label}: {one_line(feed.error or '')}", err=True)
     for feed in report.feeds:
@@ -350,10 +380,6 @@ def status(
     With --shards-dir, the feeds of every shard of a cluster, each shard's line, and with
     --broker its worker and queue; exit 1 also when a shard has no live worker.
     """
-    from podarchive.core.clock import utcnow
-    from podarchive.tasks.status import heartbeat_path, json_text, read_heartbeat, render_table
-    from podarchive.tasks.status import report as status_report
-
     try:
         threshold = parse_interval(failing_for)
     except ValueError as e:
@@ -362,19 +388,24 @@ def status(
         from podarchive.cli.cluster import cluster_status
 
         cluster_status(shards_dir, shards, broker_url, threshold, as_json)
-        return
+    else:
+        _archive_status(db_path, threshold, as_json)
+
+
+def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
+    """``status`` of one archive: its feeds and the daemon's heartbeat (exit 1: a feed
+    failing for longer than ``threshold``)."""
+    from podarchive.core.clock import utcnow
+    from podarchive.tasks.status import heartbeat_path, read_heartbeat, render_table
+    from podarchive.tasks.status import report as status_report
+
     if not db_path.is_file():
         raise CommandFailure(f"no archive at {db_path}")
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
     now = utcnow()
     doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
-    if as_json:
-        click.echo(json_text(doc))
-    else:
-        click.echo(render_table(doc, now), nl=False)
-    if doc["failing"]:
-        sys.exit(1)
+    show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 
 @cli.command()

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from podarchive.cli.common import (
     private_hosts_option,
     run_settings,
     schedules_option,
+    show_status,
     translate_errors,
     verbosity,
 )
@@ -226,41 +228,55 @@ def scheduler(
     """
     _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
-    from podarchive.cluster.dispatch import ClusterScheduler
 
     _cluster_logging()
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
     cluster = Cluster(broker_url)
     try:
-        cluster.ping()
-        if shards is not None:
-            have = cluster.init_shards(shards)
-            if have != shards:
-                raise UsageFailure(
-                    f"the cluster at {cluster.where} has {have} shards, not {shards} "
-                    "('podarchive reshard' changes it)"
-                )
-        runner = ClusterScheduler(
-            cluster,
-            lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
-            schedules_dir,
-            hold=hold,
-            batch=batch,
-            initial=feeds,
+        runner = _cluster_scheduler(
+            cluster, shards, schedules_dir, allow_fast, hold=hold, batch=batch, initial=feeds
         )
-        if once:
-            report = runner.cycle()
-            click.echo(f"enqueued {report.total} due feeds", err=True)
-            for shard in report.waiting_for_worker:
-                click.echo(f"podarchive: shard {shard}: no worker has published it yet", err=True)
-            return
-        stop = threading.Event()
-        with _stop_on_signals(stop) as seen:
-            runner.run(stop, tick)
+        signum = _one_cycle(runner) if once else _run_until_stopped(runner, tick)
     finally:
         cluster.close()
-    if seen.get("signal") == signal.SIGINT:
+    if signum == signal.SIGINT:
         sys.exit(130)
+
+
+def _cluster_scheduler(
+    cluster: Any, shards: int | None, schedules_dir: Path, allow_fast: bool, **options: Any
+) -> Any:
+    """The scheduler over ``cluster`` once the broker answers; a new cluster is set up with
+    ``shards``, an existing one must have as many (else exit 2)."""
+    from podarchive.cluster.dispatch import ClusterScheduler
+
+    cluster.ping()
+    if shards is not None:
+        have = cluster.init_shards(shards)
+        if have != shards:
+            raise UsageFailure(
+                f"the cluster at {cluster.where} has {have} shards, not {shards} "
+                "('podarchive reshard' changes it)"
+            )
+    load = partial(load_schedules, schedules_dir, allow_fast=allow_fast)
+    return ClusterScheduler(cluster, load, schedules_dir, **options)
+
+
+def _one_cycle(runner: Any) -> int | None:
+    """``scheduler --once``: one cycle, and what it did on stderr (no signal stops it)."""
+    report = runner.cycle()
+    click.echo(f"enqueued {report.total} due feeds", err=True)
+    for shard in report.waiting_for_worker:
+        click.echo(f"podarchive: shard {shard}: no worker has published it yet", err=True)
+    return None
+
+
+def _run_until_stopped(runner: Any, tick: float) -> int | None:
+    """The scheduler's cycles every ``tick`` until SIGTERM or SIGINT; the signal."""
+    stop = threading.Event()
+    with _stop_on_signals(stop) as seen:
+        runner.run(stop, tick)
+    return seen.get("signal")
 
 
 @click.command()
@@ -337,6 +353,17 @@ def cluster_status(
 
     from podarchive.cluster.shard_status import cluster_report, render_cluster
     from podarchive.core.clock import utcnow
+
+    count, feeds = _shard_feeds(shards_dir, shards)
+    workers, queued, where = _broker_view(broker_url, count) if broker_url else (None, None, None)
+    now = utcnow()
+    doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
+    failing = bool(doc["failing"] or doc["workers_missing"])
+    show_status(doc, as_json, lambda: render_cluster(doc, now), failing=failing)
+
+
+def _shard_feeds(shards_dir: Path, shards: int | None) -> tuple[int, dict[int, Any]]:
+    """The layout's number of shards, and each shard's feed statuses (None: no archive)."""
     from podarchive.rules.shards import find_shards, parse_shard_name
     from podarchive.store import Archive
 
@@ -348,29 +375,19 @@ def cluster_status(
         assert names is not None
         with Archive.open_to_read(path) as archive:
             feeds[names[0]] = archive.feed_statuses()
-    workers = queued = None
-    where = None
-    if broker_url:
-        _need_cluster_extra()
-        from podarchive.cluster.broker import Cluster
+    return count, feeds
 
-        cluster = Cluster(broker_url)
-        try:
-            workers = cluster.workers()
-            queued = {k: cluster.queued(k) for k in range(count)}
-            where = cluster.where
-        finally:
-            cluster.close()
-    now = utcnow()
-    doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
-    if as_json:
-        from podarchive.tasks.status import json_text
 
-        click.echo(json_text(doc))
-    else:
-        click.echo(render_cluster(doc, now), nl=False)
-    if doc["failing"] or doc["workers_missing"]:
-        sys.exit(1)
+def _broker_view(broker_url: str, count: int) -> tuple[Any, dict[int, Any], str]:
+    """From the cluster's broker: its live workers, each shard's queue, and where it is."""
+    _need_cluster_extra()
+    from podarchive.cluster.broker import Cluster
+
+    cluster = Cluster(broker_url)
+    try:
+        return cluster.workers(), {k: cluster.queued(k) for k in range(count)}, cluster.where
+    finally:
+        cluster.close()
 
 
 COMMANDS = (worker, scheduler, reshard)

@@ -33,7 +33,7 @@ from podarchive.core.errors import (
 from podarchive.core.settings import Settings, settings_from_env
 from podarchive.runtime.lock import FileLock
 from podarchive.store import Archive, check_file
-from podarchive.tasks.status import plural
+from podarchive.tasks.status import json_text, plural
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -261,6 +261,18 @@ def shards_layout_options(help: str) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+def show_status(
+    doc: dict[str, Any], as_json: bool, table: Callable[[], str], *, failing: bool
+) -> None:
+    """``status``'s report: ``doc`` as JSON, or ``table()``; exit 1 when ``failing``."""
+    if as_json:
+        click.echo(json_text(doc))
+    else:
+        click.echo(table(), nl=False)
+    if failing:
+        sys.exit(1)
 
 
 @contextmanager

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from datetime import timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,26 +15,29 @@ from podarchive.cli.common import (
     CommandFailure,
     UsageFailure,
     allow_fast_option,
-    run_settings,
     schedules_option,
     translate_errors,
     verbosity,
 )
-from podarchive.core.errors import safe_url, shorten
-from podarchive.core.settings import user_agent_problem
-from podarchive.read.schedule_files import (
-    FeedSchedule,
-    add_schedule,
-    check_every,
-    check_feed_url,
-    find_schedule,
-    load_schedules,
-    parse_interval,
-    render_schedule,
-    update_schedule,
+from podarchive.core.errors import OpmlError, escape_controls, one_line, safe_url
+from podarchive.read.schedule_files import load_schedules
+from podarchive.tasks.subscribe import (
+    AddReport,
+    BadSetting,
+    ImportEntry,
+    ImportReport,
+    add_feed,
+    import_feeds,
 )
-from podarchive.rules.cron import validate_cron
-from podarchive.rules.recheck import check_page_every
+
+
+@contextmanager
+def options_named() -> Iterator[None]:
+    """A bad setting is named by its option: ``--page-every: …`` (exit 2)."""
+    try:
+        yield
+    except BadSetting as e:
+        raise UsageFailure(f"--{e.setting.replace('_', '-')}: {e.problem}") from e
 
 
 @click.command()
@@ -68,21 +71,7 @@ from podarchive.rules.recheck import check_page_every
 @allow_fast_option
 @schedules_option
 @translate_errors
-def add(
-    url: str,
-    every: str | None,
-    cron: str | None,
-    name: str | None,
-    no_pages: bool,
-    page_every: str | None,
-    no_transcripts: bool,
-    no_chapters: bool,
-    user_agent: str | None,
-    no_check: bool,
-    allow_private_hosts: bool,
-    allow_fast: bool,
-    schedules_dir: Path,
-) -> None:
+def add(url: str, no_check: bool, allow_fast: bool, schedules_dir: Path, **options: Any) -> None:
     """Schedule a new feed: writes a schedule file for URL.
 
     URL may be the feed or a web page that announces it (<link rel="alternate">): the feed
@@ -93,99 +82,65 @@ def add(
     A URL already scheduled is not added twice: the options given update its entry, in
     its file, and its other settings are kept (one line says what changed; no fetch).
     """
-    if every and cron:
+    _one_schedule(options)
+    with options_named():
+        report = add_feed(
+            schedules_dir,
+            url,
+            **_settings(options),
+            given=_given(options),
+            check=not no_check,
+            allow_fast=allow_fast,
+            on_found=_found,
+        )
+    _print_added(report)
+
+
+#: The options that clear a schedule entry's field (the others set the field of their name).
+NO_FLAGS = {"no_pages": "pages", "no_transcripts": "transcripts", "no_chapters": "chapters"}
+
+
+def _one_schedule(options: dict[str, Any]) -> None:
+    if options["every"] and options["cron"]:
         raise click.UsageError("give --every or --cron, not both")
-    try:
-        url = check_feed_url(url)
-    except ValueError as e:
-        raise UsageFailure(str(e)) from e  # one line, whatever URL holds
-    try:
-        interval = check_every(parse_interval(every), allow_fast=allow_fast) if every else None
-        if cron:
-            validate_cron(cron)
-    except ValueError as e:
-        raise UsageFailure(f"--{'every' if every else 'cron'}: {e}") from e
-    try:
-        recheck = parse_interval(page_every) if page_every else None
-        recheck = check_page_every(recheck, allow_fast=allow_fast) if recheck else None
-    except ValueError as e:
-        raise UsageFailure(f"--page-every: {e}") from e
-    problem = None if user_agent is None else user_agent_problem(user_agent)
-    if problem is not None:
-        raise UsageFailure(f"--user-agent: {shorten(user_agent or '', 40)!r} is {problem}")
-    feed = FeedSchedule(
-        url=url,
-        name=name,
-        every=interval if interval else (None if cron else timedelta(hours=1)),
-        cron=cron,
-        pages=not no_pages,
-        user_agent=user_agent,
-        allow_private_hosts=allow_private_hosts,
-        page_every=recheck,
-        transcripts=not no_transcripts,
-        chapters=not no_chapters,
-    )
-    scheduled = find_schedule(schedules_dir, url, allow_fast=allow_fast)
-    if scheduled is None and not no_check:
-        settings = run_settings(allow_private_hosts)
-        if user_agent:
-            settings = settings.replace(user_agent=user_agent)
-        from podarchive.tasks.discover import find_feed
-
-        found = find_feed(url, settings)
-        if found.discovered_from:
-            click.echo(f"found the feed {safe_url(found.url)} on {safe_url(found.discovered_from)}")
-        url, name = found.url, name or found.title
-        scheduled = find_schedule(schedules_dir, url, allow_fast=allow_fast)
-    if scheduled is not None:
-        _update_entry(scheduled, _given(feed), allow_fast)
-        return
-    feed = dataclasses.replace(feed, url=url, name=name)
-    path = add_schedule(schedules_dir, feed, allow_fast=allow_fast)
-    click.echo(f"added {safe_url(url)} to {path}")
 
 
-#: The schedule entry's fields each option of ``add`` sets (--every and --cron: both, as one
-#: replaces the other).
-ADD_OPTIONS = {
-    "every": ("every", "cron"), "cron": ("every", "cron"), "name": ("name",),
-    "no_pages": ("pages",), "page_every": ("page_every",), "no_transcripts": ("transcripts",),
-    "no_chapters": ("chapters",), "user_agent": ("user_agent",),
-    "allow_private_hosts": ("allow_private_hosts",),
-}  # fmt: skip
+def _settings(options: dict[str, Any]) -> dict[str, Any]:
+    """The schedule entry's settings the options give (``no_pages`` as ``pages=False``…)."""
+    return {NO_FLAGS.get(k, k): (not v if k in NO_FLAGS else v) for k, v in options.items()}
 
 
-def _given(feed: FeedSchedule) -> dict[str, Any]:
-    """The fields of ``feed`` (the entry ``add`` would write) that an option given set."""
+def _given(options: dict[str, Any]) -> set[str]:
+    """The fields of the entry that an option given on the command line sets."""
     context = click.get_current_context()
     return {
-        field: getattr(feed, field)
-        for option, fields in ADD_OPTIONS.items()
+        NO_FLAGS.get(option, option)
+        for option in options
         if context.get_parameter_source(option) is ParameterSource.COMMANDLINE
-        for field in fields
     }
 
 
-def _update_entry(scheduled: FeedSchedule, changes: dict[str, Any], allow_fast: bool) -> None:
-    """``add`` for a URL already scheduled: the options given change its entry (one line
-    says how); none given is a usage error, as adding it twice would be."""
-    where = f"{safe_url(scheduled.url)} is already scheduled in {scheduled.source}"
-    if not changes:
+def _found(feed: str, page: str) -> None:
+    click.echo(f"found the feed {safe_url(feed)} on {safe_url(page)}")
+
+
+def _print_added(report: AddReport) -> None:
+    """``add``'s one line; a feed already scheduled with no option given to change is a usage
+    error, as adding it twice would be."""
+    url = safe_url(report.url)
+    where = f"{url} is already scheduled in {report.path}"
+    if report.action == "scheduled":
         raise UsageFailure(f"{where}; give the options to change (--every, --name…)")
-    updated = dataclasses.replace(scheduled, **changes)
-    before = render_schedule(scheduled).splitlines()
-    changed = [line for line in render_schedule(updated).splitlines() if line not in before]
-    if not changed:
+    if report.action == "unchanged":
         click.echo(f"{where} with these settings; nothing changed")
-        return
-    path = update_schedule(scheduled, updated, allow_fast=allow_fast)
-    click.echo(
-        f"updated {safe_url(scheduled.url)} in {path}: {', '.join(changed)} (other settings kept)"
-    )
+    elif report.action == "updated":
+        changed = ", ".join(report.changed)
+        click.echo(f"updated {url} in {report.path}: {changed} (other settings kept)")
+    else:
+        click.echo(f"added {url} to {report.path}")
 
 
 # OPML import and export (issue 14) ----------------------------------------------------------
-# (imports are local so that this section stays self-contained)
 
 
 class OpmlFailure(click.ClickException):
@@ -194,8 +149,6 @@ class OpmlFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        from podarchive.core.errors import escape_controls
-
         click.echo(f"podarchive: {escape_controls(self.message)}", err=True)
 
 
@@ -218,14 +171,7 @@ class OpmlFailure(click.ClickException):
 @verbosity
 @translate_errors
 def import_opml(
-    opml_file: Path,
-    every: str | None,
-    cron: str | None,
-    no_pages: bool,
-    no_check: bool,
-    allow_private_hosts: bool,
-    allow_fast: bool,
-    schedules_dir: Path,
+    opml_file: Path, no_check: bool, allow_fast: bool, schedules_dir: Path, **options: Any
 ) -> None:
     """Schedule every feed of an OPML file (a podcast app's export): one new schedule file.
 
@@ -238,109 +184,45 @@ def import_opml(
     taken). Exit 1 if a feed failed its check (the others are scheduled), 2 if FILE is no
     usable OPML or a setting in it is bad.
     """
-    from podarchive.core.errors import OpmlError, one_line
-    from podarchive.read.opml import MAX_OPML_BYTES, ImportSorter, parse_opml
-    from podarchive.read.schedule_files import add_schedules
-
-    if every and cron:
-        raise click.UsageError("give --every or --cron, not both")
+    _one_schedule(options)
     try:
-        interval = check_every(parse_interval(every), allow_fast=allow_fast) if every else None
-        if cron:
-            validate_cron(cron)
-    except ValueError as e:
-        raise UsageFailure(f"--{'every' if every else 'cron'}: {e}") from e
-    try:
-        with opml_file.open("rb") as f:
-            feeds = parse_opml(f.read(MAX_OPML_BYTES + 1))
-    except OSError as e:
-        raise OpmlFailure(f"{opml_file}: cannot read: {e.strerror}") from e
+        with options_named():
+            report = import_feeds(
+                schedules_dir,
+                opml_file,
+                **_settings(options),
+                check=not no_check,
+                allow_fast=allow_fast,
+                each=_print_entry,
+            )
     except OpmlError as e:
-        raise OpmlFailure(f"{opml_file}: {e}") from e
-    scheduled = (
-        {f.url: f.source for f in load_schedules(schedules_dir, allow_fast=allow_fast)}
-        if schedules_dir.exists()
-        else {}
-    )
-    sorter = ImportSorter(scheduled)
-    first = [sorter.sort(feed) for feed in feeds]
-    new = [s.feed.url for s in first if s.verdict == "new"]
-    overrides = _overrides(interval, cron, no_pages, allow_private_hosts)
-    plans = [
-        _planned(s.feed, str(opml_file), overrides, allow_fast) if s.verdict == "new" else None
-        for s in first
-    ]
-    settings = None if no_check else run_settings(allow_private_hosts)
-    from podarchive.tasks.discover import FeedChecks
-
-    checks = FeedChecks(new, settings)
-    counts = dict.fromkeys(("new", "scheduled", "duplicate", "failed", "skipped"), 0)
-    chosen: list[FeedSchedule] = []
-    with checks:
-        for outcome, plan in zip(first, plans, strict=True):
-            if outcome.verdict == "new" and settings:
-                found = checks.next()
-                if isinstance(found, str):
-                    url = safe_url(outcome.feed.url)
-                    click.echo(f"podarchive: {url}: {one_line(found)}; not scheduled", err=True)
-                    counts["failed"] += 1
-                    continue
-                outcome = _checked(outcome, found, sorter)
-            counts[outcome.verdict] += 1
-            click.echo(outcome.line)
-            if outcome.verdict == "new" and plan is not None:
-                chosen.append(
-                    dataclasses.replace(plan, url=outcome.feed.url, name=outcome.feed.title)
-                )
-    where = ""
-    if chosen:
-        path = add_schedules(
-            schedules_dir, chosen, f"import-{opml_file.stem}", allow_fast=allow_fast
-        )
-        where = f" in {path}"
-    dupes = counts["duplicate"]
-    click.echo(
-        f"{opml_file}: {counts['new']} scheduled{where}, {counts['scheduled']} already "
-        f"scheduled, {dupes} duplicate{'' if dupes == 1 else 's'}, {counts['failed']} failed, "
-        f"{counts['skipped']} skipped"
-    )
-    if counts["failed"]:
+        raise OpmlFailure(str(e)) from e
+    click.echo(_import_summary(report))
+    if report.count("failed"):
         sys.exit(1)
 
 
-def _overrides(
-    interval: timedelta | None, cron: str | None, no_pages: bool, allow_private_hosts: bool
-) -> dict[str, Any]:
-    """What the command's options set in every new entry, over the OPML file's settings."""
-    overrides: dict[str, Any] = {"every": interval, "cron": cron} if interval or cron else {}
-    if no_pages:
-        overrides["pages"] = False
-    if allow_private_hosts:
-        overrides["allow_private_hosts"] = True
-    return overrides
+def _print_entry(entry: ImportEntry) -> None:
+    """One feed's line, as soon as the import knows its fate (a failed check on stderr)."""
+    url = safe_url(entry.outcome.feed.url)
+    if entry.failed is not None:
+        click.echo(f"podarchive: {url}: {one_line(entry.failed)}; not scheduled", err=True)
+        return
+    if entry.found_on is not None:
+        click.echo(f"found the feed {url} on {safe_url(entry.found_on)}")
+    click.echo(entry.outcome.line)
 
 
-def _planned(feed: Any, path: str, overrides: dict[str, Any], allow_fast: bool) -> FeedSchedule:
-    """A new feed's schedule entry: its outline's podarchive settings, checked as a schedule
-    file's (a bad one is exit 2, before anything is fetched), then the command's options."""
-    from podarchive.read.schedule_files import feed_from_options
-
-    where = f"line {feed.line}: podarchive" if feed.line else "podarchive"
-    entry = feed_from_options(
-        feed.url, feed.title, feed.options, path=path, where=where, allow_fast=allow_fast
+def _import_summary(report: ImportReport) -> str:
+    """``subs.opml: 2 scheduled in schedules/import-subs.toml, 1 already scheduled…``."""
+    where = f" in {report.path}" if report.path is not None else ""
+    dupes = report.count("duplicate")
+    return (
+        f"{report.opml_file}: {report.count('new')} scheduled{where}, "
+        f"{report.count('scheduled')} already scheduled, "
+        f"{dupes} duplicate{'' if dupes == 1 else 's'}, {report.count('failed')} failed, "
+        f"{report.count('skipped')} skipped"
     )
-    return dataclasses.replace(entry, **overrides)
-
-
-def _checked(outcome: Any, found: Any, sorter: Any) -> Any:
-    """A new feed that passed its check: named after the feed when the OPML gave no name;
-    sorted again when the feed was found on a web page (it may be scheduled already)."""
-    title = outcome.feed.title or " ".join((found.title or "").split()) or None
-    feed = dataclasses.replace(outcome.feed, url=found.url, title=title)
-    if found.url == outcome.feed.url:
-        return dataclasses.replace(outcome, feed=feed)
-    click.echo(f"found the feed {safe_url(found.url)} on {safe_url(outcome.feed.url)}")
-    return sorter.sort(feed)
 
 
 @click.command()

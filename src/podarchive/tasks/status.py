@@ -249,17 +249,6 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
     success = parse_time(feed.get("last_success_at"))
     error = _cut(str(feed.get("last_error") or "")) if feed.get("error_count") else ""
     due = parse_time(feed.get("next_due_at"))
-    pages = ", ".join(
-        f"{feed[k]} {k.removeprefix('pages_')}" for k in _PAGE_KEYS if feed.get(k)
-    )  # e.g. "2 pending, 1 failed"
-    if pages and (commonest := _commonest(feed.get("page_errors"))):
-        pages += f": {commonest}"  # e.g. "9 failed: blocked: private address"
-    moved = []
-    files = _files_failing(feed)
-    if feed.get("gone_at"):
-        moved.append(f"gone {str(feed['gone_at'])[:10]}")
-    if feed.get("fetch_url"):
-        moved.append(f"moved to {safe_url(str(feed['fetch_url']))}")
     return (
         name,
         _ago(success, now) if success else "never",
@@ -267,10 +256,29 @@ def _cells(feed: Mapping[str, Any], now: datetime) -> tuple[str, ...]:
         error or "-",
         "-" if feed.get("gone_at") else (_until(due, now) if due else "now"),
         str(feed.get("episodes") or 0),
-        pages or "-",
-        files or "-",
-        "; ".join(moved) or "-",
+        _pages_cell(feed) or "-",
+        _files_failing(feed) or "-",
+        _moved_cell(feed) or "-",
     )
+
+
+def _pages_cell(feed: Mapping[str, Any]) -> str:
+    """``2 pending, 9 failed: blocked: private address``: the pages still missing, by
+    state, with the commonest reason they fail."""
+    pages = ", ".join(f"{feed[k]} {k.removeprefix('pages_')}" for k in _PAGE_KEYS if feed.get(k))
+    if pages and (commonest := _commonest(feed.get("page_errors"))):
+        pages += f": {commonest}"
+    return pages
+
+
+def _moved_cell(feed: Mapping[str, Any]) -> str:
+    """``gone 2024-05-01; moved to https://…``: a 410 and a permanent redirect."""
+    moved = []
+    if feed.get("gone_at"):
+        moved.append(f"gone {str(feed['gone_at'])[:10]}")
+    if feed.get("fetch_url"):
+        moved.append(f"moved to {safe_url(str(feed['fetch_url']))}")
+    return "; ".join(moved)
 
 
 def _files_failing(feed: Mapping[str, Any]) -> str:
