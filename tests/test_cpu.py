@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from podarchive.core.settings import Settings
 from podarchive.read.parse import parse_duration
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
+from podarchive.runtime.pool import SafePool
 from podarchive.store import Archive
 from podarchive.update.run import update_feeds
 
@@ -37,12 +37,12 @@ def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the worker pools the lane starts (and their sizes)."""
     started: list[int] = []
 
-    class Counted(ProcessPoolExecutor):
+    class Counted(SafePool):
         def __init__(self, workers: int, **kwargs: Any) -> None:
             started.append(workers)
             super().__init__(workers, **kwargs)
 
-    monkeypatch.setattr(cpu, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(cpu, "SafePool", Counted)
     return started
 
 
