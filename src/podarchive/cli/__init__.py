@@ -36,7 +36,6 @@ from podarchive.cli.common import (
     _daemon_logging,
     _setup_logging,
     _stop_on_signals,
-    _working,
     allow_fast_option,
     archive_option,
     db_option,
@@ -60,6 +59,7 @@ from podarchive.read.schedule_files import (
 from podarchive.runtime.lock import FileLock
 from podarchive.store import Archive, check_file
 from podarchive.tasks.status import plural, problem_line
+from podarchive.tasks.upkeep import working
 from podarchive.update.run import RunReport, update_due, update_feeds
 
 
@@ -177,7 +177,7 @@ def _update_locked(
     """``update(archive, *args, **kwargs)`` holding ``lock``, until done or stopped by a
     signal; the report, and the signals seen."""
     stop = threading.Event()
-    with lock, _working(db_path) as archive, _stop_on_signals(stop) as seen:
+    with lock, working(db_path) as archive, _stop_on_signals(stop) as seen:
         report = update(archive, *args, stop=stop, **kwargs)
     return report, seen
 
@@ -241,44 +241,6 @@ def _finish(report: RunReport, seen: list[signal.Signals]) -> None:
 # (imports are local so that this section stays self-contained)
 
 
-def _daemon_update(db_path: Path, settings: Any) -> Callable[..., Any]:
-    """The daemon's update function: the archive lock, then ``update_due`` for the batch.
-
-    An archive deleted (or moved away) while the daemon runs is not started again empty:
-    the cycle fails with :class:`ArchiveMissing` (logged once) until it is back.
-    """
-    from collections.abc import Sequence
-
-    from podarchive.core.clock import iso, utcnow
-    from podarchive.core.errors import ArchiveLocked
-    from podarchive.daemon.scheduler import CycleResult
-    from podarchive.runtime.lock import archive_lock
-    from podarchive.update.one_feed import feed_due_at
-
-    def update(feeds: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
-        try:
-            lock = archive_lock(db_path).acquire()
-        except ArchiveLocked as e:
-            return CycleResult(skipped=str(e))
-        with lock, _working(db_path, create=False) as archive:
-            report = update_due(archive, feeds, settings=settings, stop=stop)
-            blocks = archive.host_blocks(iso(utcnow()))
-            waiting = {}  # every feed's next due time, polled or not: the daemon sleeps till then
-            for feed in feeds:
-                state = archive.feed_state(feed.url)
-                if state is not None and state.gone_at is None:
-                    waiting[feed.url] = feed_due_at(state, feed, blocks)
-        return CycleResult(
-            polled=len(report.feeds),
-            failed=len(report.failed),
-            not_due=report.not_due,
-            waiting=waiting,
-            stopped=report.stopped,
-        )
-
-    return update
-
-
 @cli.command()
 @schedules_option
 @db_option
@@ -309,34 +271,19 @@ def daemon(
     SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
     """
     from podarchive.core.errors import ArchiveLocked
-    from podarchive.daemon.scheduler import Daemon
-    from podarchive.runtime.lock import archive_lock, daemon_lock
-    from podarchive.tasks.status import heartbeat_path
+    from podarchive.daemon.service import run_daemon
 
     _daemon_logging()
     settings = run_settings(allow_private_hosts)
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
     check_file(db_path)  # not even a lock file beside another program's database
     try:
-        life = daemon_lock(db_path).acquire()
+        stopped_by = run_daemon(
+            schedules_dir, db_path, settings, feeds, allow_fast=allow_fast, tick=tick
+        )
     except ArchiveLocked as e:
         raise CommandFailure(str(e)) from e
-    with life:
-        try:
-            with archive_lock(db_path), Archive(db_path):
-                pass  # fail now, not in every cycle, when the archive cannot be opened
-        except ArchiveLocked:
-            pass  # a run is using it, so it opens
-        runner = Daemon(
-            load=lambda: load_schedules(schedules_dir, allow_fast=allow_fast),
-            update=_daemon_update(db_path, settings),
-            watch=schedules_dir,
-            heartbeat=heartbeat_path(db_path),
-            tick=tick,
-            retry_after_error=min(30.0, 15 * tick),
-        )
-        runner.run(feeds)
-    if runner.stopped_by == signal.SIGINT:
+    if stopped_by == signal.SIGINT:
         sys.exit(130)  # Ctrl-C in the foreground; its log already says it stopped
 
 

@@ -16,7 +16,6 @@ from podarchive.cli.common import (
     CommandFailure,
     Number,
     _locked,
-    _working,
     archive_option,
     private_hosts_option,
     run_settings,
@@ -30,6 +29,7 @@ from podarchive.read.schedule_files import (
     load_schedules,
 )
 from podarchive.store import Archive
+from podarchive.tasks.upkeep import working
 
 if TYPE_CHECKING:
     from podarchive.core.settings import Settings
@@ -53,7 +53,7 @@ def reparse(feeds: tuple[str, ...], db_path: Path) -> None:
     from podarchive.tasks.reparse import reparse as rebuild_from_snapshots
     from podarchive.tasks.reparse import report_line, skipped_lines
 
-    with _locked(db_path), _working(db_path) as archive:
+    with _locked(db_path), working(db_path) as archive:
         reports = rebuild_from_snapshots(archive, feeds)
     for r in reports:
         click.echo(report_line(r))
@@ -117,7 +117,7 @@ def _stop_twice() -> Iterator[tuple[threading.Event, threading.Event]]:
 def _backfill_archive(db_path: Path, dry_run: bool) -> Iterator[Archive | None]:
     """A dry run reads the archive if there is one; a backfill writes it, under its lock."""
     if not dry_run:
-        with _locked(db_path), _working(db_path) as archive:
+        with _locked(db_path), working(db_path) as archive:
             yield archive
         return
     existing = Archive.open_read_only(db_path) if db_path.is_file() else None

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,18 +22,16 @@ from typing import Any, TypeVar
 import click
 from click.types import FloatParamType
 
-from podarchive.core.clock import now_iso
 from podarchive.core.errors import (
     ConfigError,
     PodarchiveError,
-    StorageError,
     escape_controls,
     shorten,
 )
 from podarchive.core.settings import Settings, settings_from_env
 from podarchive.runtime.lock import FileLock
-from podarchive.store import Archive, check_file
-from podarchive.tasks.status import json_text, plural
+from podarchive.store import check_file
+from podarchive.tasks.status import json_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DB = Path("archive.db")
@@ -275,22 +273,6 @@ def show_status(
         sys.exit(1)
 
 
-@contextmanager
-def _working(db_path: Path, *, create: bool = True) -> Iterator[Archive]:
-    """The archive for a command that writes: refused untouched unless it is one, given a
-    ``quick_check`` once a day, and checkpointed afterwards (so the WAL does not grow)."""
-    with Archive(db_path, create=create) as archive:
-        archive.check_daily()
-        _fill_tags_once(archive)
-        try:
-            yield archive
-        except BaseException:
-            with suppress(StorageError):  # the first error is the one to report
-                archive.checkpoint()
-            raise
-        archive.checkpoint()
-
-
 def _locked(db_path: Path) -> FileLock:
     """The archive's lock for a command that must not wait: held by another run, the command
     fails in one line. A foreign database gets no lock file beside it."""
@@ -302,16 +284,3 @@ def _locked(db_path: Path) -> FileLock:
         return archive_lock(db_path).acquire()
     except ArchiveLocked as e:
         raise CommandFailure(str(e)) from e
-
-
-def _fill_tags_once(archive: Archive) -> None:
-    """After the upgrade to schema 9, once: feeds archived before it get their extension
-    elements (``tags``) from their stored snapshots (a ``reparse`` of those feeds)."""
-    if archive.feeds_without_tags():
-        log = logging.getLogger("podarchive")
-        log.info("filling podcast tags from the stored snapshots (once, after the upgrade)")
-        from podarchive.tasks.reparse import fill_tags
-
-        for report in fill_tags(archive, now_iso()):
-            replayed = plural(report.bodies, "body", "bodies")
-            log.info("%s: %s replayed for its tags", report.label, replayed)
