@@ -67,7 +67,7 @@ from .episodes import (
     row_hash,
 )
 from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
-from .feeds import FEED_STATE_COLUMNS, FeedsMixin
+from .feeds import FEED_STATE_COLUMNS, FeedSave, FeedsMixin
 from .page_transcripts import PAGE_FORMAT
 from .schema import (
     BOOKKEEPING_INDEX,
@@ -135,6 +135,7 @@ __all__ = [
     "EpisodeFilesMixin",
     "EpisodeWrite",
     "FeedHistory",
+    "FeedSave",
     "FeedState",
     "FetchRecord",
     "FileInfo",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from podarchive.core.types import (
@@ -38,6 +39,35 @@ FETCH_TRUSTED = (
     "WHERE m.feed_id = feeds.id AND m.reason = ? AND m.id > coalesce((SELECT max(b.id) "
     "FROM feed_moves b WHERE b.feed_id = feeds.id AND b.new_url = feeds.url), 0))"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSave:
+    """One parsed feed to store (:meth:`FeedsMixin.save_feed`), as one record.
+
+    ``episodes`` may be any iterable (a generator too): it is consumed once, in order, a
+    window at a time, and only the keys and dates of the episodes written are kept.
+    ``also_listed`` are keys of episodes the body lists but that were not parsed because
+    their raw items are known unchanged (issue #7): they count as listed, not absent.
+    ``mark_absent`` false: a malformed body is no evidence of removal. ``channel_tags`` are
+    the channel's extension elements (#13).
+    """
+
+    feed_id: int
+    meta: Row
+    episodes: Iterable[EpisodeWrite]
+    _: KW_ONLY
+    status: int
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+    now: str
+    records: Iterable[FetchRecord]
+    complete: bool = False
+    mark_absent: bool = True
+    snapshot: Snapshot | None = None
+    also_listed: Collection[str] = ()
+    channel_tags: Sequence[Tag] = ()
 
 
 def _json(values: Sequence[Any]) -> str | None:
@@ -152,46 +182,28 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
             )
             self._log(records, feed_id=feed_id)
 
-    def save_feed(
-        self,
-        feed_id: int,
-        meta: Row,
-        episodes: Iterable[EpisodeWrite],
-        *,
-        status: int,
-        etag: str | None,
-        last_modified: str | None,
-        content_hash: str,
-        now: str,
-        records: Iterable[FetchRecord],
-        complete: bool = False,
-        mark_absent: bool = True,
-        snapshot: Snapshot | None = None,
-        also_listed: Collection[str] = (),
-        channel_tags: Sequence[Tag] = (),
-    ) -> SaveStats:
+    def save_feed(self, save: FeedSave) -> SaveStats:
         """Store one parsed feed in one transaction. Unchanged episodes are not touched.
 
         Tracked changes become revisions, absent episodes are marked removed or no longer
-        listed (unless ``mark_absent`` is false: a malformed body is no evidence of removal),
-        and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
-        ``episodes`` may be any iterable (a generator too): it is consumed once, in order, a
-        window at a time, and only the keys and dates of the episodes written are kept.
-        ``also_listed`` are keys of episodes the body lists but that were not parsed because
-        their raw items are known unchanged (issue #7): they count as listed, not absent.
-        ``channel_tags`` are the channel's extension elements (#13).
+        listed (unless ``save.mark_absent`` is false: a malformed body is no evidence of
+        removal), and ``save.snapshot`` (the raw body) is kept, compressed and deduplicated.
+        ``save.episodes`` is consumed once, in order, a window at a time (:class:`FeedSave`).
         """
+        feed_id, now = save.feed_id, save.now
         with self.transaction():
-            self._update_meta(feed_id, meta, now)
-            self._sync_tags(feed_id, None, channel_tags, now)
+            self._update_meta(feed_id, save.meta, now)
+            self._sync_tags(feed_id, None, save.channel_tags, now)
             stats = self._upsert_episodes(
-                feed_id, episodes, now, complete=complete, mark_absent=mark_absent,
-                also_listed=also_listed,
+                feed_id, save.episodes, now, complete=save.complete,
+                mark_absent=save.mark_absent, also_listed=save.also_listed,
             )  # fmt: skip
-            self._update_fetch_state(feed_id, status, etag, last_modified, content_hash, now)
-            if snapshot is not None:
-                self._keep_snapshot(feed_id, content_hash, snapshot, now)
-            self._log(records, feed_id=feed_id)
+            self._update_fetch_state(
+                feed_id, save.status, save.etag, save.last_modified, save.content_hash, now
+            )
+            if save.snapshot is not None:
+                self._keep_snapshot(feed_id, save.content_hash, save.snapshot, now)
+            self._log(save.records, feed_id=feed_id)
         return stats
 
     def _update_meta(self, feed_id: int, meta: Row, now: str) -> None:

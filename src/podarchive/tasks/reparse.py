@@ -25,7 +25,7 @@ from podarchive.core.types import PageNotes, SaveStats
 from podarchive.read.jobs import read_page
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import channel_row, episode_writes
-from podarchive.store import Archive
+from podarchive.store import Archive, FeedSave
 
 
 @dataclass(slots=True)
@@ -107,18 +107,20 @@ def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> 
                 continue
             seen = {w.key for w in writes}
             scratch.save_feed(
-                scratch_id,
-                channel_row(parsed.channel),
-                writes,
-                status=200,
-                etag=None,
-                last_modified=None,
-                content_hash=hashlib.sha256(body).hexdigest(),
-                now=seen_at,
-                records=[],
-                complete=parsed.channel.complete,
-                mark_absent=not parsed.recovered,
-                channel_tags=parsed.channel.tags,
+                FeedSave(
+                    scratch_id,
+                    channel_row(parsed.channel),
+                    writes,
+                    status=200,
+                    etag=None,
+                    last_modified=None,
+                    content_hash=hashlib.sha256(body).hexdigest(),
+                    now=seen_at,
+                    records=[],
+                    complete=parsed.channel.complete,
+                    mark_absent=not parsed.recovered,
+                    channel_tags=parsed.channel.tags,
+                )
             )
             report.bodies += 1
         history = scratch.export_history(scratch_id)

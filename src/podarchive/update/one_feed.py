@@ -45,7 +45,7 @@ from podarchive.net.fetch_for import blame_last, get_for
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules import policy
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import Archive
+from podarchive.store import Archive, FeedSave
 
 if TYPE_CHECKING:
     from podarchive.read.item_split import FeedSplit
@@ -358,20 +358,22 @@ def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tup
     else:
         assert outcome.content_hash is not None
         stats = archive.save_feed(
-            state.id,
-            outcome.meta,
-            outcome.episodes,
-            status=result.status,
-            etag=result.etag,
-            last_modified=result.last_modified,
-            content_hash=outcome.content_hash,
-            now=iso(now),
-            records=outcome.records,
-            complete=outcome.complete,
-            mark_absent=outcome.well_formed,
-            snapshot=_snapshot(result, outcome.split),
-            also_listed=outcome.listed,
-            channel_tags=outcome.channel_tags,
+            FeedSave(
+                state.id,
+                outcome.meta,
+                outcome.episodes,
+                status=result.status,
+                etag=result.etag,
+                last_modified=result.last_modified,
+                content_hash=outcome.content_hash,
+                now=iso(now),
+                records=outcome.records,
+                complete=outcome.complete,
+                mark_absent=outcome.well_formed,
+                snapshot=_snapshot(result, outcome.split),
+                also_listed=outcome.listed,
+                channel_tags=outcome.channel_tags,
+            )
         )
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)
