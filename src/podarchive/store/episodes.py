@@ -14,15 +14,14 @@ import json
 import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats
+from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats, Tag
 from podarchive.rules.episode_plan import EpisodePlanner, Insert, Keep, Rekey, Rewrite, Step
 from podarchive.rules.history import TRACKED, changed_fields
 
-from .episode_files import EpisodeFilesMixin
+from .base import Connection
 from .schema import EPISODE_COLUMNS
-from .tags import TagsMixin
 
 REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
@@ -93,8 +92,25 @@ def _inserted(
             unlisted_at, archive_url]  # fmt: skip
 
 
-class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
+class EpisodesMixin(Connection):
     """The episode rows of a feed, written inside the caller's transaction."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # EpisodeFilesMixin
+        def _sync_files(self, episode_id: int, row: Row, now: str, *, new: bool) -> None: ...
+        # TagsMixin
+        def _insert_tags_of(
+            self, feed_id: int, scopes: Sequence[tuple[int | None, Sequence[Tag]]], now: str
+        ) -> None: ...
+        def _sync_tags(
+            self,
+            feed_id: int,
+            episode_id: int | None,
+            tags: Sequence[Tag],
+            now: str,
+            *,
+            new: bool = False,
+        ) -> bool: ...
 
     def episode_keys(self, feed_id: int) -> set[str]:
         return {

@@ -69,7 +69,7 @@ from podarchive.read.extract import page_links, page_title, sitemap_entries
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import episode_writes
 from podarchive.read.schedule_files import FeedSchedule
-from podarchive.store import FILE_TABLES, Archive
+from podarchive.store import FILE_TABLES, ArchiveLike
 from podarchive.update.files import FileOutcome, fetch_file, file_kinds, store_file
 from podarchive.update.one_feed import fetch_feed, store_feed
 from podarchive.update.pages import PageOutcome, count_page, fetch_page, store_page
@@ -167,7 +167,7 @@ class BackfillReport:
 
 @dataclass(slots=True)
 class _Context:
-    archive: Archive | None  # None: a dry run without an archive file
+    archive: ArchiveLike | None  # None: a dry run without an archive file
     fetcher: Fetcher
     options: BackfillOptions
     settings: Settings
@@ -199,7 +199,7 @@ class _Walk:
 
 
 def backfill(
-    archive: Archive | None,
+    archive: ArchiveLike | None,
     schedules: Iterable[FeedSchedule],
     *,
     options: BackfillOptions | None = None,
@@ -758,7 +758,7 @@ def _fetch_each(ctx: _Context, jobs: list[Callable[[], Callable[[], bool]]]) -> 
 
 
 def _store_page(
-    archive: Archive, outcome: PageOutcome, key: str, now: str, report: FeedBackfill
+    archive: ArchiveLike, outcome: PageOutcome, key: str, now: str, report: FeedBackfill
 ) -> bool:
     """Store one page's outcome; False when it was abandoned (a stop: nothing recorded)."""
     report.requests += len(outcome.records)
@@ -818,7 +818,7 @@ def _files_phase(ctx: _Context, walk: _Walk) -> None:
         ctx.progress.done()
 
 
-def _store_file(archive: Archive, outcome: FileOutcome, now: str, report: FeedBackfill) -> bool:
+def _store_file(archive: ArchiveLike, outcome: FileOutcome, now: str, report: FeedBackfill) -> bool:
     """Store one file's outcome; False when it was abandoned (a stop: nothing recorded)."""
     report.requests += len(outcome.records)
     if isinstance(outcome.error, Abandoned):

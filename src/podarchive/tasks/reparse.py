@@ -25,7 +25,7 @@ from podarchive.core.types import PageNotes, SaveStats
 from podarchive.read.jobs import read_page
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import channel_row, episode_writes
-from podarchive.store import Archive, FeedSave
+from podarchive.store import Archive, ArchiveLike, FeedSave
 
 
 @dataclass(slots=True)
@@ -40,7 +40,7 @@ class ReparseReport:
     pages_kept: int = 0  # pages archived before their bodies were kept: left as they are
 
 
-def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
+def reparse(archive: ArchiveLike, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     """Rebuild the named feeds (URL or name), or every feed with snapshots."""
     known = archive.feeds()
     chosen = [f for f in known if not feeds or f[1] in feeds or f[2] in feeds]
@@ -55,7 +55,7 @@ def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     return reports
 
 
-def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
+def fill_tags(archive: ArchiveLike, now: str) -> list[ReparseReport]:
     """Once after the upgrade to schema 9: the feeds archived before it are rebuilt from their
     snapshots, which fills their ``tags`` (every version) like a fresh archive's (#13)."""
     reports = []
@@ -65,7 +65,7 @@ def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
     return reports
 
 
-def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None:
+def _replay_pages(archive: ArchiveLike, feed_id: int, report: ReparseReport) -> None:
     """Re-extract every kept page body of the feed's episodes and rebuild their page side."""
     for episode_id, feed_notes in archive.episodes_with_page_bodies(feed_id):
         if not archive.page_bodies_cover_history(episode_id):
@@ -82,7 +82,7 @@ def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None
         report.pages_changed += archive.rebuild_page_history(episode_id, versions)
 
 
-def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> ReparseReport:
+def _reparse_one(archive: ArchiveLike, feed_id: int, url: str, name: str | None) -> ReparseReport:
     report = ReparseReport(url, safe_label(name) if name else safe_url(url))
     observations = archive.replay_observations(feed_id)
     if not observations:
