@@ -30,7 +30,7 @@ from podarchive.net.fetch import Fetcher
 from podarchive.read.extract import extract_page
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import channel_row, episode_writes
-from podarchive.store import EPISODE_COLUMNS
+from podarchive.store import EPISODE_COLUMNS, FeedSave
 from podarchive.update.run import update_feeds
 
 
@@ -100,15 +100,17 @@ def main() -> None:
             with fresh_archive(Path(tmp), "stages.db") as archive:
                 state = archive.ensure_feed(srv.url("/first"), None, "2024-01-01T00:00:00Z")
                 archive.save_feed(
-                    state.id,
-                    channel_row(parsed.channel),
-                    writes,
-                    status=200,
-                    etag=None,
-                    last_modified=None,
-                    content_hash="x",
-                    now="2024-01-01T00:00:00Z",
-                    records=[],
+                    FeedSave(
+                        state.id,
+                        channel_row(parsed.channel),
+                        writes,
+                        status=200,
+                        etag=None,
+                        last_modified=None,
+                        content_hash="x",
+                        now="2024-01-01T00:00:00Z",
+                        records=[],
+                    )
                 )
                 for task, note in zip(archive.pages_to_fetch(state.id), notes, strict=True):
                     archive.record_page(

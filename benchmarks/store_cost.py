@@ -28,7 +28,7 @@ from podarchive.core.types import Snapshot
 from podarchive.read import item_split
 from podarchive.read.jobs import read_feed, with_item_hashes
 from podarchive.read.rows import channel_row
-from podarchive.store import Archive
+from podarchive.store import Archive, FeedSave
 
 NOW = "2026-12-03T09:00:00Z"
 
@@ -62,11 +62,11 @@ def prepared(feeds: int, episodes: int) -> list[dict[str, Any]]:
 def save_all(archive: Archive, feeds: list[dict[str, Any]]) -> None:
     for f in feeds:
         state = archive.ensure_feed(f["url"], None, NOW)
-        archive.save_feed(
+        archive.save_feed(FeedSave(
             state.id, f["meta"], f["episodes"], status=200, etag=None, last_modified=None,
             content_hash=f["content_hash"], now=NOW, records=(), complete=f["complete"],
             snapshot=f["snapshot"], channel_tags=f["channel_tags"],
-        )  # fmt: skip
+        ))  # fmt: skip
 
 
 def sizes(path: Path) -> list[tuple[str, float, float]]:

@@ -26,6 +26,7 @@ from podarchive.store import (
     SCHEMA_VERSION,
     Archive,
     EpisodeWrite,
+    FeedSave,
     KnownItems,
 )
 from podarchive.store import base as store_base
@@ -195,10 +196,10 @@ def test_a_save_reads_wide_columns_only_of_rewritten_and_unlisted_episodes(
         listed = [writes[0].key, *(w.key for w in writes[2:])]
 
         def save() -> Any:
-            return archive.save_feed(
+            return archive.save_feed(FeedSave(
                 feed, meta(archive, feed), [new, edited], status=200, etag=None, last_modified=None,
                 content_hash="x", now=NOW, records=(), also_listed=listed,
-            )  # fmt: skip
+            ))  # fmt: skip
 
         stats, reads = traced(archive.db.conn, save)
         assert (stats.new, stats.changed, stats.unchanged) == (1, 1, 6)
@@ -232,10 +233,10 @@ def test_a_save_with_nothing_new_reads_no_episode_row(tmp_path: Path) -> None:
         writes = current_writes(archive, feed)
 
         def save() -> Any:
-            return archive.save_feed(
+            return archive.save_feed(FeedSave(
                 feed, meta(archive, feed), writes[2:], status=200, etag=None, last_modified=None,
                 content_hash="x", now=NOW, records=(), also_listed=[w.key for w in writes[:2]],
-            )  # fmt: skip
+            ))  # fmt: skip
 
         stats, reads = traced(archive.db.conn, save)
         assert (stats.new, stats.changed, stats.unchanged) == (0, 0, 7)

@@ -24,7 +24,7 @@ import pytest
 
 import podarchive.store
 from podarchive.core.types import EpisodeWrite, FetchRecord
-from podarchive.store import SCHEMA_VERSION, Archive, schema
+from podarchive.store import SCHEMA_VERSION, Archive, FeedSave, schema
 
 NOW = "2026-12-02T12:00:00Z"
 LATER = "2026-12-02T13:00:00Z"
@@ -81,15 +81,17 @@ def episode(key: str, example: str | None = None) -> EpisodeWrite:
 def save(archive: Any, episodes: list[EpisodeWrite], now: str = NOW) -> tuple[int, int, int]:
     feed = archive.ensure_feed("https://ex.example/feed", "Show", now)
     stats = archive.save_feed(
-        feed.id,
-        {"title": "Show"},
-        episodes,
-        status=200,
-        etag=None,
-        last_modified=None,
-        content_hash=f"h-{now}",
-        now=now,
-        records=[FetchRecord("https://ex.example/feed", "feed", now, 5, 200, 10)],
+        FeedSave(
+            feed.id,
+            {"title": "Show"},
+            episodes,
+            status=200,
+            etag=None,
+            last_modified=None,
+            content_hash=f"h-{now}",
+            now=now,
+            records=[FetchRecord("https://ex.example/feed", "feed", now, 5, 200, 10)],
+        )
     )
     return stats.new, stats.changed, stats.unchanged
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_store_streaming import bodies, every_row
 
-from podarchive.store import Archive
+from podarchive.store import Archive, FeedSave
 from podarchive.store.schema import LOOKUP_INDEXES
 
 BY_URL = "SELECT episode_id, position FROM links WHERE normalized_url = ? ORDER BY 1, 2"
@@ -30,11 +30,11 @@ def master(path: Path) -> set[tuple[str, str, str | None]]:
 def save_bodies(archive: Archive, seen: list[Any] | None = None) -> None:
     feed = archive.ensure_feed("https://ex.example/feed", "Show", "2026-12-01T00:00:00Z")
     for day, (writes, listed) in enumerate(bodies(), start=1):
-        archive.save_feed(
+        archive.save_feed(FeedSave(
             feed.id, {"title": "Show"}, writes, status=200, etag=None, last_modified=None,
             content_hash=f"h{day}", now=f"2026-12-0{day}T09:00:00Z", records=(),
             also_listed=listed,
-        )  # fmt: skip
+        ))  # fmt: skip
         if seen is not None:
             seen.append(
                 (

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from podarchive.core.types import EpisodeWrite, Link, SaveStats, Tag
-from podarchive.store import Archive
+from podarchive.store import Archive, FeedSave
 from podarchive.store.episodes import WINDOW
 
 PODCAST = "https://podcastindex.org/namespace/1.0"
@@ -89,11 +89,11 @@ def archive_of(
         for day, (writes, listed) in enumerate(bodies(), start=1):
             now = f"2026-12-0{day}T09:00:00Z"
             stats.append(
-                archive.save_feed(
+                archive.save_feed(FeedSave(
                     feed.id, {"title": "Show"}, shape(writes), status=200, etag=None,
                     last_modified=None, content_hash=f"h{day}", now=now, records=(),
                     also_listed=listed,
-                )
+                ))
             )  # fmt: skip
     return stats
 
@@ -160,16 +160,16 @@ def test_episodes_are_written_a_window_at_a_time(tmp_path: Path, stored: bool) -
     with Archive(tmp_path / "a.db") as archive:
         feed = archive.ensure_feed("https://ex.example/feed", "Show", "2026-12-01T00:00:00Z")
         if stored:  # a re-save: every episode rewritten, none new
-            archive.save_feed(
+            archive.save_feed(FeedSave(
                 feed.id, {}, writes, status=200, etag=None, last_modified=None,
                 content_hash="h0", now="2026-12-01T09:00:00Z", records=(),
-            )  # fmt: skip
+            ))  # fmt: skip
             writes = [write(i, title=f"new title {i}") for i in reversed(range(COUNT))]
         drawn = Drawn(archive, writes)
-        archive.save_feed(
+        archive.save_feed(FeedSave(
             feed.id, {}, drawn, status=200, etag=None, last_modified=None, content_hash="h1",
             now="2026-12-02T09:00:00Z", records=(),
-        )  # fmt: skip
+        ))  # fmt: skip
         if stored:
             revisions = archive.db.execute("SELECT count(*) FROM episode_revisions").fetchone()
             assert revisions == (COUNT,)

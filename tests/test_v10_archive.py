@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from archive_rows import every_row, schema
 
-from podarchive.store import APPLICATION_ID, Archive, check_archive
+from podarchive.store import APPLICATION_ID, Archive, FeedSave, check_archive
 from podarchive.store import base as store_base
 from podarchive.store.schema import PARTIAL_INDEXES
 
@@ -196,10 +196,10 @@ def test_the_pipeline_writes_to_the_migrated_archive(tmp_path: Path) -> None:
         ).fetchone()
         revisions = conn.execute("SELECT count(*) FROM episode_revisions").fetchone()[0]
         writes = _writes(archive, feed_id, key)
-        archive.save_feed(
+        archive.save_feed(FeedSave(
             feed_id, {}, writes, status=200, etag=None, last_modified=None,
             content_hash="after-upgrade", now=NOW, records=(), mark_absent=False,
-        )  # fmt: skip
+        ))  # fmt: skip
         (revision,) = conn.execute(
             "SELECT max(id) FROM episode_revisions"
         ).fetchone()  # the one just written

@@ -35,6 +35,7 @@ from podarchive.store import (
     FTS_UPDATE_TRIGGER,
     SCHEMA_VERSION,
     Archive,
+    FeedSave,
 )
 from podarchive.store import base as store_base
 
@@ -405,10 +406,10 @@ def test_the_feed_saved_again_unchanged_rewrites_no_episode(tmp_path: Path) -> N
         assert len(writes) == 7  # two of the nine are no longer listed
         assert all("simple_chapters" not in w.row for w in writes)
         before = every_row(archive.db.conn)
-        stats = archive.save_feed(
+        stats = archive.save_feed(FeedSave(
             feed, meta(archive, feed), writes, status=200, etag=None, last_modified=None,
             content_hash="x", now=NOW, records=(),
-        )  # fmt: skip
+        ))  # fmt: skip
         assert (stats.new, stats.changed, stats.unchanged) == (0, 0, 7)
         after = every_row(archive.db.conn)
         fts_integrity_check(archive.db.conn, "episodes_fts")

@@ -1,7 +1,9 @@
 """The only sqlite-utils user: the archive's schema, migrations and writes.
 
 :class:`Archive` is one facade mixed from one module per concern (the model is reader's
-``_storage``); each mixin reaches the others only through ``self``:
+``_storage``). Each mixin builds only on :class:`Connection` and reaches the others only
+through ``self``: what it uses of them it declares (``if TYPE_CHECKING:`` signatures, which
+mypy checks against the real ones where :class:`Archive` combines them):
 
 - ``schema``: the frozen per-version column lists, the numbered migrations, trigger and
   index SQL; ``files``: what is at a path (refusals, before any write); ``check``:
@@ -14,11 +16,14 @@
   episode lists), ``transcripts`` (segments) and ``chapters``;
 - ``transplant``: feeds copied between archives with their whole history (``reshard``).
 
-The store imports only ``podarchive.core.errors``, ``types`` and ``history`` (never fetch,
-pipeline or cli).
+The store imports only ``podarchive.core.errors``, ``types``, ``rules.history`` and
+``rules.episode_plan`` (the pure decisions of a feed save) (never fetch, pipeline or cli).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podarchive.core.types import (
     EpisodeWrite,
@@ -49,6 +54,7 @@ from .base import (
     Connection,
     storage_errors,
 )
+from .chapters import ChaptersMixin
 from .check import CHECK_LIMIT, Problem, check_archive, fts_tables
 from .counts import StatusMixin
 from .documents import DocumentsMixin
@@ -64,11 +70,16 @@ from .episodes import (
     REVISION_COLUMNS,
     STORED_TRACKED,
     WIDE_TRACKED,
+    EpisodesMixin,
     row_hash,
 )
 from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
-from .feeds import FEED_STATE_COLUMNS, FeedsMixin
-from .page_transcripts import PAGE_FORMAT
+from .feed_reads import FEED_STATE_COLUMNS, FeedReadsMixin
+from .feeds import FeedSave, FeedsMixin
+from .fetch_log import FetchLogMixin
+from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
+from .protocol import ArchiveLike, ArchiveReads
+from .reader import ArchiveReader
 from .schema import (
     BOOKKEEPING_INDEX,
     EPISODE_COLUMNS,
@@ -86,6 +97,8 @@ from .schema import (
     Migration,
 )
 from .snapshots import MAX_DELTA_DEPTH, SnapshotsMixin
+from .tags import TagsMixin
+from .transcripts import TranscriptsMixin
 from .transplant import (
     Transplanted,
     archive_version,
@@ -131,10 +144,14 @@ __all__ = [
     "WAL_SIZE_LIMIT",
     "WIDE_TRACKED",
     "Archive",
+    "ArchiveLike",
+    "ArchiveReader",
+    "ArchiveReads",
     "DocumentsMixin",
     "EpisodeFilesMixin",
     "EpisodeWrite",
     "FeedHistory",
+    "FeedSave",
     "FeedState",
     "FetchRecord",
     "FileInfo",
@@ -164,10 +181,19 @@ __all__ = [
 @storage_errors
 class Archive(
     FeedsMixin,
+    FeedReadsMixin,
     PagesMixin,
     BackfillMixin,
     FeedHistoryMixin,
+    EpisodesMixin,
+    EpisodeFilesMixin,
+    PageTranscriptsMixin,
+    TranscriptsMixin,
+    ChaptersMixin,
+    DocumentsMixin,
+    TagsMixin,
     SnapshotsMixin,
+    FetchLogMixin,
     StatusMixin,
     Connection,
 ):
@@ -176,3 +202,17 @@ class Archive(
     Every public method and property raises :class:`StorageError` (:class:`ArchiveDamaged`
     when SQLite reports corruption), never a sqlite3 error.
     """
+
+    @classmethod
+    def open_to_read(cls, path: Path | str) -> ArchiveReader:
+        """The archive at ``path`` to read only: an :class:`ArchiveReader` (its read-only
+        queries, none of the writer's methods; see :meth:`ArchiveReader.open_to_read`)."""
+        return ArchiveReader.open_to_read(path)
+
+
+if TYPE_CHECKING:  # mypy checks that the concrete classes are what the Protocols say
+
+    def _shapes(
+        writer: Archive, reader: ArchiveReader
+    ) -> tuple[ArchiveLike, ArchiveReads, ArchiveReads]:
+        return writer, writer, reader

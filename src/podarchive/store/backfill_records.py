@@ -9,14 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from podarchive.core.types import EpisodeWrite, FetchRecord, PageTask, Row, SaveStats, Snapshot
 from podarchive.rules.history import ChurnIndex
 
-from .episodes import EpisodesMixin, row_hash
-from .fetch_log import FetchLogMixin
+from .base import Connection
+from .episodes import row_hash
 from .schema import PAGES_DUE
-from .snapshots import SnapshotsMixin
 
 # a failed document keeps its earlier links and keys (``:failed``)
 UPSERT_BACKFILL_PAGE = (
@@ -36,8 +36,40 @@ UPSERT_BACKFILL_PAGE = (
 )
 
 
-class BackfillMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
+class BackfillMixin(Connection):
     """What ``podarchive backfill`` reads and records."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # EpisodesMixin
+        def _insert_episode(
+            self,
+            feed_id: int,
+            episode: EpisodeWrite,
+            digest: str,
+            now: str,
+            *,
+            unlisted_at: str | None = None,
+            archive_url: str | None = None,
+        ) -> int: ...
+        def _rewrite_episode(
+            self, episode: EpisodeWrite, digest: str, now: str, previous: Row
+        ) -> int: ...
+        def _stored_episodes(self, feed_id: int, *, tracked: bool = True) -> dict[str, Row]: ...
+        def _written(
+            self, feed_id: int, episode_id: int, episode: EpisodeWrite, now: str, *, new: bool
+        ) -> None: ...
+        # FetchLogMixin
+        def _log(
+            self,
+            records: Iterable[FetchRecord],
+            *,
+            feed_id: int | None,
+            episode_id: int | None = None,
+        ) -> None: ...
+        # SnapshotsMixin
+        def _keep_snapshot(
+            self, feed_id: int, digest: str, snapshot: Snapshot, now: str
+        ) -> None: ...
 
     def open_walk(self, feed_id: int) -> int | None:
         """The feed's unfinished backfill walk, if one was interrupted."""

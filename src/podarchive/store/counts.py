@@ -1,58 +1,21 @@
-"""Reading the whole archive: row counts, a dump for comparisons, ``podarchive status``."""
+"""Reading the whole archive: row counts, a dump for comparisons, ``podarchive status``.
+
+Read-only queries: the writer :class:`~podarchive.store.Archive` has them, and so has
+:class:`~podarchive.store.reader.ArchiveReader`, the archive opened to read only.
+"""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
-import sqlite_utils
-
-from podarchive.core.errors import StorageError
 from podarchive.core.types import LOW_CONFIDENCE
 
-from .archive_path import BUSY_TIMEOUT, check_file
 from .base import Connection
-from .schema import SCHEMA_VERSION
 
 
 class StatusMixin(Connection):
     """Reads across feeds, for ``status``, tests and tools."""
-
-    @classmethod
-    def open_to_read(cls, path: Path | str) -> Self:
-        """The archive at ``path`` for someone who may only read it (``podarchive status``).
-
-        Nothing is written: not the archive, not a ``-wal``, ``-shm`` or lock file beside
-        it, so a read-only file, or one in a directory the reader cannot write, opens. While
-        a writer has it open (its ``-wal`` and ``-shm`` exist) it is read through them
-        (``mode=ro``); otherwise as ``immutable`` (SQLite cannot read a WAL archive read-only
-        without a ``-shm`` file it may create). An archive of an older schema is read
-        through a copy in memory brought up to date: the file itself is upgraded by the
-        next command that writes.
-        """
-        path = Path(path)
-        if check_file(path).kind == "new":
-            raise StorageError(f"no archive at {path}")
-        live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
-        uri = f"{path.resolve().as_uri()}?{'mode=ro' if live else 'immutable=1'}"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
-        archive = cls.__new__(cls)
-        archive.path = path
-        archive.db = sqlite_utils.Database(conn)
-        try:
-            conn.execute("PRAGMA query_only = 1")
-            if archive.schema_version < SCHEMA_VERSION:
-                memory = sqlite3.connect(":memory:")
-                conn.backup(memory)
-                conn.close()
-                archive.db = sqlite_utils.Database(memory)
-                archive.migrate()
-        except BaseException:
-            archive.close()
-            raise
-        return archive
 
     def count(self, table: str) -> int:
         total: int = self.db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]

@@ -10,15 +10,19 @@ the rows a body parses into are :mod:`.transcripts`' and :mod:`.chapters`' busin
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podarchive.core.types import FetchRecord, FileKind, FileTask, KeptBody, Row
+from podarchive.core.types import (
+    FetchRecord,
+    FileKind,
+    FileTask,
+    KeptBody,
+    ParsedChapters,
+    ParsedTranscript,
+    Row,
+)
 
-from .base import json_objects
-from .chapters import ChaptersMixin
-from .documents import DocumentsMixin
-from .fetch_log import FetchLogMixin
-from .page_transcripts import PageTranscriptsMixin
+from .base import Connection, json_objects
 from .schema import FILES_DUE
 
 #: file kind → (table, the episode column that lists the files, the feed attributes kept)
@@ -28,8 +32,33 @@ FILE_TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 
-class EpisodeFilesMixin(PageTranscriptsMixin, ChaptersMixin, DocumentsMixin, FetchLogMixin):
+class EpisodeFilesMixin(Connection):
     """The files side of episodes, written inside the caller's transaction."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # ChaptersMixin
+        def _replace_chapters(
+            self, task: FileTask, document_id: int, parsed: ParsedChapters | None, now: str
+        ) -> None: ...
+        def _same_chapters(self, task: FileTask, parsed: ParsedChapters | None) -> bool: ...
+        def _sync_simple_chapters(
+            self, episode_id: int, value: Any, now: str, *, new: bool
+        ) -> None: ...
+        # DocumentsMixin
+        def _keep_document(self, kind: str, body: KeptBody, now: str) -> int: ...
+        # FetchLogMixin
+        def _log(
+            self,
+            records: Iterable[FetchRecord],
+            *,
+            feed_id: int | None,
+            episode_id: int | None = None,
+        ) -> None: ...
+        # TranscriptsMixin
+        def _replace_segments(
+            self, task: FileTask, document_id: int, parsed: ParsedTranscript | None, now: str
+        ) -> None: ...
+        def _same_segments(self, task: FileTask, parsed: ParsedTranscript | None) -> bool: ...
 
     def _sync_files(self, episode_id: int, row: Row, now: str, *, new: bool) -> None:
         """Make the episode's file rows match the files its feed row lists."""

@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podarchive.core.types import FetchRecord, KeptBody, Link, PageHow, PageNotes, PageTask
+from podarchive.core.types import (
+    FetchRecord,
+    KeptBody,
+    Link,
+    PageHow,
+    PageNotes,
+    PageTask,
+    PageTranscriptSegment,
+)
 
-from .episodes import EpisodesMixin
+from .base import Connection
 from .page_transcripts import PAGE_FORMAT
 from .schema import PAGE_RECHECK, PAGES_DUE
 
@@ -30,8 +38,35 @@ class _Unchanged(Exception):
     """A replayed page history equal to the stored one: its transaction is rolled back."""
 
 
-class PagesMixin(EpisodesMixin):
+class PagesMixin(Connection):
     """The page side of episodes: ``page_*`` columns, page links, page revisions and bodies."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # DocumentsMixin
+        def _keep_document(self, kind: str, body: KeptBody, now: str) -> int: ...
+        def document(self, document_id: int) -> KeptBody: ...
+        # EpisodesMixin
+        def _add_revision(
+            self, episode_id: int, source: str, changed: Sequence[str], now: str
+        ) -> None: ...
+        def _drop_links(self, episode_id: int, source: str) -> None: ...
+        def _replace_links(self, episode_id: int, source: str, links: Sequence[Link]) -> None: ...
+        # FetchLogMixin
+        def _log(
+            self,
+            records: Iterable[FetchRecord],
+            *,
+            feed_id: int | None,
+            episode_id: int | None = None,
+        ) -> None: ...
+        # PageTranscriptsMixin
+        def _store_page_transcript(
+            self,
+            episode_id: int,
+            segments: Sequence[PageTranscriptSegment],
+            document_id: int | None,
+            now: str,
+        ) -> None: ...
 
     def pages_to_fetch(self, feed_id: int) -> list[PageTask]:
         """Episode pages never fetched, or that failed or had no notes last time.

@@ -14,14 +14,14 @@ import json
 import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats
-from podarchive.rules.history import TRACKED, ChurnIndex, absence, changed_fields
+from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats, Tag
+from podarchive.rules.episode_plan import EpisodePlanner, Insert, Keep, Rekey, Rewrite, Step
+from podarchive.rules.history import TRACKED, changed_fields
 
-from .episode_files import EpisodeFilesMixin
+from .base import Connection
 from .schema import EPISODE_COLUMNS
-from .tags import TagsMixin
 
 REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
@@ -92,19 +92,25 @@ def _inserted(
             unlisted_at, archive_url]  # fmt: skip
 
 
-def _rewritten(
-    stored: Mapping[str, Row], episodes: Sequence[EpisodeWrite], digests: Sequence[str]
-) -> list[Row]:
-    """The stored rows of the episodes whose row hash changed."""
-    return [
-        previous
-        for e, digest in zip(episodes, digests, strict=True)
-        if (previous := stored.get(e.key)) is not None and previous["row_hash"] != digest
-    ]
-
-
-class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
+class EpisodesMixin(Connection):
     """The episode rows of a feed, written inside the caller's transaction."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # EpisodeFilesMixin
+        def _sync_files(self, episode_id: int, row: Row, now: str, *, new: bool) -> None: ...
+        # TagsMixin
+        def _insert_tags_of(
+            self, feed_id: int, scopes: Sequence[tuple[int | None, Sequence[Tag]]], now: str
+        ) -> None: ...
+        def _sync_tags(
+            self,
+            feed_id: int,
+            episode_id: int | None,
+            tags: Sequence[Tag],
+            now: str,
+            *,
+            new: bool = False,
+        ) -> bool: ...
 
     def episode_keys(self, feed_id: int) -> set[str]:
         return {
@@ -153,104 +159,63 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         also_listed: Collection[str] = (),
     ) -> SaveStats:
         """Write ``episodes`` (any iterable, consumed once, in order, in windows of
-        :data:`WINDOW`; only their keys and publish dates are kept once written).
+        :data:`WINDOW`; only their keys and publish dates are kept once written) as the
+        :class:`~podarchive.rules.episode_plan.EpisodePlanner` decides.
 
         The feed's episodes are read from their bookkeeping index; the wide tracked columns
         only of the episodes that are rewritten or may be one under a new guid (issue #7).
-        A new key is written at once unless a stored episode not listed so far may be the
-        same episode under a new guid (only the rest of the body can tell): from that one
-        on, the writes wait for the end of the body (#15).
         """
         stored = self._stored_episodes(feed_id, tracked=False)
-        skipped = [k for k in dict.fromkeys(also_listed) if k in stored]
-        # stored episodes listed neither by also_listed nor so far: those the body does not
-        # list are among them (all of them, once the body is read)
-        listed_before = set(skipped)
-        unseen = {k: v for k, v in stored.items() if k not in listed_before}
-        seen: set[str] = set()
-        dates: list[str | None] = []
-        stats = [0, 0, 0]  # new, changed, unchanged
-        churn: ChurnIndex | None = None  # over ``unseen``, once a new key arrives
-        waiting: list[tuple[EpisodeWrite, str]] | None = None  # from a possible churn on
+        planner = EpisodePlanner(stored, also_listed, complete, mark_absent)
         for window in _windows(episodes):
             digests = [row_hash(e.row, e.links) for e in window]
-            for episode in window:
-                seen.add(episode.key)
-                dates.append(episode.row.get("published"))
-                if unseen.pop(episode.key, None) is not None and churn is not None:
-                    churn.discard(episode.key)
-            if waiting is not None:
-                waiting.extend(zip(window, digests, strict=True))
-                continue
-            self._read_columns(_rewritten(stored, window, digests), WIDE_TRACKED)
-            fresh: list[tuple[EpisodeWrite, str]] = []  # new episodes in a row: written together
-            for at, (episode, digest) in enumerate(zip(window, digests, strict=True)):
-                previous = stored.get(episode.key)
-                if previous is None and unseen:
-                    if churn is None:
-                        self._read_columns(unseen.values(), CHURN_COLUMNS)
-                        churn = ChurnIndex(unseen)
-                    if churn.find(episode.row) is not None:
-                        waiting = list(zip(window[at:], digests[at:], strict=True))
-                        break
-                if previous is None:
-                    fresh.append((episode, digest))
-                    continue
-                self._insert_new(feed_id, fresh, now, stats)  # first: ids in the same order
-                self._save_episode(feed_id, episode, digest, previous, now, stats)
-            self._insert_new(feed_id, fresh, now, stats)
-        skipped = [k for k in skipped if k not in seen]
-        if waiting:  # ``unseen`` is now what the body does not list
-            self._read_columns(
-                _rewritten(stored, [e for e, _ in waiting], [d for _, d in waiting]),
-                WIDE_TRACKED,
+            self._read_columns(planner.take(window, digests), CHURN_COLUMNS)
+            self._apply_steps(feed_id, planner.steps(), now)
+        ending = planner.finish()
+        self._apply_steps(feed_id, ending.steps, now)
+        for mark in ending.absent:
+            self.db.execute(
+                f"UPDATE episodes SET {mark.column} = ? WHERE id = ?", [now, mark.episode_id]
             )
-            for episode, digest in waiting:
-                previous = stored.get(episode.key)
-                if previous is None and unseen:
-                    assert churn is not None
-                    if (churned := churn.find(episode.row)) is not None:
-                        churn.discard(churned)
-                        previous = unseen.pop(churned)
-                        stored.pop(churned)
-                        self.db.execute(
-                            "UPDATE episodes SET key = ? WHERE id = ?",
-                            [episode.key, previous["id"]],
-                        )
-                self._save_episode(feed_id, episode, digest, previous, now, stats)
-        if mark_absent:
-            dates.extend(stored[k]["published"] for k in skipped)
-            self._mark_absent(unseen, dates, now, complete)
-        self._clear_absence(stored, seen.union(skipped))
-        return SaveStats(new=stats[0], changed=stats[1], unchanged=stats[2] + len(skipped))
+        for episode_id in ending.listed_again:
+            self.db.execute(
+                "UPDATE episodes SET removed_from_feed_at = NULL, unlisted_at = NULL WHERE id = ?",
+                [episode_id],
+            )
+        return ending.stats
 
-    def _save_episode(
-        self,
-        feed_id: int,
-        episode: EpisodeWrite,
-        digest: str,
-        previous: Row | None,
-        now: str,
-        stats: list[int],
-    ) -> None:
-        """Insert a new episode, rewrite a changed one, leave an unchanged one alone."""
-        if previous is None:
-            episode_id = self._insert_episode(feed_id, episode, digest, now)
-            stats[0] += 1
-        elif previous["row_hash"] == digest:
-            stats[2] += 1
-            if self._renew_item_hash(previous, episode.item_hash):
-                # the raw item changed, not its row: its extension elements may have
-                self._sync_tags(feed_id, int(previous["id"]), episode.tags, now)
-            return
-        else:
-            episode_id = self._rewrite_episode(episode, digest, now, previous)
-            stats[1] += 1
-        self._written(feed_id, episode_id, episode, now, new=previous is None)
+    def _apply_steps(self, feed_id: int, steps: Sequence[Step], now: str) -> None:
+        """Write the planned steps in order; new episodes in a row are inserted together."""
+        self._read_columns([s.previous for s in steps if isinstance(s, Rewrite)], WIDE_TRACKED)
+        fresh: list[tuple[EpisodeWrite, str]] = []
+        for step in steps:
+            if isinstance(step, Insert):
+                fresh.append((step.episode, step.digest))
+                continue
+            self._insert_new(feed_id, fresh, now)  # first: ids in the same order
+            if isinstance(step, Rekey):
+                self.db.execute(
+                    "UPDATE episodes SET key = ? WHERE id = ?", [step.new_key, step.episode_id]
+                )
+            elif isinstance(step, Keep):
+                self._keep(feed_id, step, now)
+            else:
+                episode_id = self._rewrite_episode(step.episode, step.digest, now, step.previous)
+                self._written(feed_id, episode_id, step.episode, now, new=False)
+        self._insert_new(feed_id, fresh, now)
 
-    def _insert_new(
-        self, feed_id: int, fresh: list[tuple[EpisodeWrite, str]], now: str, stats: list[int]
-    ) -> None:
+    def _keep(self, feed_id: int, step: Keep, now: str) -> None:
+        """An unchanged episode: its raw item's hash renewed, its tags synced, if planned."""
+        episode_id = int(step.previous["id"])
+        if step.item_hash is not None:
+            self.db.execute(
+                "UPDATE episodes SET item_hash = ? WHERE id = ?", [step.item_hash, episode_id]
+            )
+        if step.sync_tags:
+            # the raw item changed, not its row: its extension elements may have
+            self._sync_tags(feed_id, episode_id, step.episode.tags, now)
+
+    def _insert_new(self, feed_id: int, fresh: list[tuple[EpisodeWrite, str]], now: str) -> None:
         """Insert new episodes (and empty ``fresh``) a statement per table, not per episode.
 
         Each table gets its rows in the order episode by episode would give them, with the
@@ -278,7 +243,6 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         self._insert_tags_of(
             feed_id, [(i, e.tags) for i, (e, _) in zip(ids, fresh, strict=True)], now
         )
-        stats[0] += len(fresh)
         fresh.clear()
 
     def _insert_episode(
@@ -307,21 +271,6 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
         self._add_links(episode_id, "feed", episode.links)
         self._sync_files(episode_id, episode.row, now, new=new)
         self._sync_tags(feed_id, episode_id, episode.tags, now, new=new)
-
-    def _renew_item_hash(self, previous: Row, item_hash: str | None) -> bool:
-        """An unchanged episode's raw item may still differ (another context, a migration).
-
-        True when the raw item differs or is unknown: what only its bytes say (its ``tags``)
-        may have changed.
-        """
-        if item_hash is None:
-            return True
-        if previous["item_hash"] != item_hash:
-            self.db.execute(
-                "UPDATE episodes SET item_hash = ? WHERE id = ?", [item_hash, previous["id"]]
-            )
-            return True
-        return False
 
     def _rewrite_episode(self, episode: EpisodeWrite, digest: str, now: str, previous: Row) -> int:
         """Rewrite a changed episode and drop its current feed links (the caller adds the new)."""
@@ -370,30 +319,6 @@ class EpisodesMixin(EpisodeFilesMixin, TagsMixin):
             "AND revision_id IS NULL",
             [cursor.lastrowid, episode_id, source],
         )
-
-    def _mark_absent(
-        self, absent: Mapping[str, Row], dates: Sequence[str | None], now: str, complete: bool
-    ) -> None:
-        for row in absent.values():
-            if row["removed_from_feed_at"] or row["unlisted_at"]:
-                continue
-            if row["key"].startswith("page:"):
-                continue  # found on the site (backfill --site), never listed by the feed
-            column = (
-                "removed_from_feed_at"
-                if absence(row["published"], dates, complete) == "removed"
-                else "unlisted_at"
-            )
-            self.db.execute(f"UPDATE episodes SET {column} = ? WHERE id = ?", [now, row["id"]])
-
-    def _clear_absence(self, stored: Mapping[str, Row], listed: set[str]) -> None:
-        for key, row in stored.items():
-            if key in listed and (row["removed_from_feed_at"] or row["unlisted_at"]):
-                self.db.execute(
-                    "UPDATE episodes SET removed_from_feed_at = NULL, unlisted_at = NULL "
-                    "WHERE id = ?",
-                    [row["id"]],
-                )
 
     # links --------------------------------------------------------------------------------
 

@@ -11,12 +11,14 @@ import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podarchive.core.types import FeedHistory, Row, SaveStats
 from podarchive.rules.history import FEED_TRACKED
 
 from .archive_path import storage_error
-from .episodes import REVISION_COLUMNS, EpisodesMixin
+from .base import Connection
+from .episodes import REVISION_COLUMNS
 from .schema import EPISODE_COLUMNS, FEED_META_COLUMNS
 
 HISTORY_EPISODE_COLUMNS = (
@@ -60,8 +62,15 @@ class KnownItems:
             self._conn.close()
 
 
-class FeedHistoryMixin(EpisodesMixin):
+class FeedHistoryMixin(Connection):
     """Export and import of one feed's history; :class:`KnownItems` for worker threads."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # EpisodeFilesMixin
+        def _sync_files(self, episode_id: int, row: Row, now: str, *, new: bool) -> None: ...
+        # TagsMixin
+        def _export_tags(self, feed_id: int) -> list[Row]: ...
+        def _import_tags(self, feed_id: int, ids: dict[str, int], rows: Sequence[Row]) -> None: ...
 
     def known_items(self) -> KnownItems | None:
         """A thread-safe reader of item hashes for worker threads; None for ``:memory:``."""

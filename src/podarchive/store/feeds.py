@@ -6,11 +6,11 @@ Writes for one feed happen in one transaction, so a crash never leaves half a fe
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, Any
 
 from podarchive.core.types import (
-    MOVED_BY_CONTENT,
     EpisodeWrite,
     FeedState,
     FetchRecord,
@@ -21,31 +21,82 @@ from podarchive.core.types import (
 )
 from podarchive.rules.history import FEED_TRACKED, changed_feed_fields
 
-from .episodes import EpisodesMixin
-from .fetch_log import FetchLogMixin
+from .base import Connection
 from .schema import FEED_META_COLUMNS
-from .snapshots import SnapshotsMixin
 
-FEED_STATE_COLUMNS = (
-    "id", "url", "etag", "last_modified", "content_hash", "error_count", "fetch_url",
-    "gone_at", "not_before", "last_fetched_at", "ttl", "update_period", "update_frequency",
-)  # fmt: skip
-#: FeedState.fetch_trusted, from the feed's moves (no schema change, #23): the configured URL
-#: is trusted, and so is where its hosts' permanent redirects moved it; a move by feed content
-#: is not, nor any move after it, until the feed moves back to its configured URL.
-FETCH_TRUSTED = (
-    "fetch_url IS NULL OR fetch_url = url OR NOT EXISTS (SELECT 1 FROM feed_moves m "
-    "WHERE m.feed_id = feeds.id AND m.reason = ? AND m.id > coalesce((SELECT max(b.id) "
-    "FROM feed_moves b WHERE b.feed_id = feeds.id AND b.new_url = feeds.url), 0))"
-)
+
+@dataclass(frozen=True, slots=True)
+class FeedSave:
+    """One parsed feed to store (:meth:`FeedsMixin.save_feed`), as one record.
+
+    ``episodes`` may be any iterable (a generator too): it is consumed once, in order, a
+    window at a time, and only the keys and dates of the episodes written are kept.
+    ``also_listed`` are keys of episodes the body lists but that were not parsed because
+    their raw items are known unchanged (issue #7): they count as listed, not absent.
+    ``mark_absent`` false: a malformed body is no evidence of removal. ``channel_tags`` are
+    the channel's extension elements (#13).
+    """
+
+    feed_id: int
+    meta: Row
+    episodes: Iterable[EpisodeWrite]
+    _: KW_ONLY
+    status: int
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+    now: str
+    records: Iterable[FetchRecord]
+    complete: bool = False
+    mark_absent: bool = True
+    snapshot: Snapshot | None = None
+    also_listed: Collection[str] = ()
+    channel_tags: Sequence[Tag] = ()
 
 
 def _json(values: Sequence[Any]) -> str | None:
     return json.dumps(list(values), ensure_ascii=False) if values else None
 
 
-class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
+class FeedsMixin(Connection):
     """A feed's row, its polls' outcomes, where it is fetched from and the hosts' requests."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # FeedReadsMixin
+        def feed_state(self, url: str) -> FeedState | None: ...
+        # EpisodesMixin
+        def _upsert_episodes(
+            self,
+            feed_id: int,
+            episodes: Iterable[EpisodeWrite],
+            now: str,
+            *,
+            complete: bool,
+            mark_absent: bool,
+            also_listed: Collection[str] = (),
+        ) -> SaveStats: ...
+        # FetchLogMixin
+        def _log(
+            self,
+            records: Iterable[FetchRecord],
+            *,
+            feed_id: int | None,
+            episode_id: int | None = None,
+        ) -> None: ...
+        # SnapshotsMixin
+        def _keep_snapshot(
+            self, feed_id: int, digest: str, snapshot: Snapshot, now: str
+        ) -> None: ...
+        # TagsMixin
+        def _sync_tags(
+            self,
+            feed_id: int,
+            episode_id: int | None,
+            tags: Sequence[Tag],
+            now: str,
+            *,
+            new: bool = False,
+        ) -> bool: ...
 
     def ensure_feed(self, url: str, name: str | None, now: str) -> FeedState:
         """The feed's stored state, adding a row for a feed seen for the first time."""
@@ -75,28 +126,6 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
     def mark_tags_filled(self, feed_id: int, now: str) -> None:
         with self.transaction():
             self.db.execute("UPDATE feeds SET tags_filled_at = ? WHERE id = ?", [now, feed_id])
-
-    def feed_state(self, url: str) -> FeedState | None:
-        row = self.db.execute(
-            f"SELECT {', '.join(FEED_STATE_COLUMNS)}, {FETCH_TRUSTED} FROM feeds WHERE url = ?",
-            [MOVED_BY_CONTENT, url],
-        ).fetchone()
-        if row is None:
-            return None
-        columns = dict(zip(FEED_STATE_COLUMNS, row[:-1], strict=True))
-        return FeedState(**columns, fetch_trusted=bool(row[-1]))
-
-    def due_stamps(self, url: str | None = None) -> Iterator[tuple[str, str | None, bool]]:
-        """(url, next_due_at, gone) of every feed, or of the feed configured as ``url``: what
-        a cluster worker publishes to the broker's due index (#16)."""
-        sql = "SELECT url, next_due_at, gone_at IS NOT NULL FROM feeds"
-        rows = self.db.execute(sql + " WHERE url = ?", [url]) if url else self.db.execute(sql)
-        for feed_url, next_due_at, gone in rows:
-            yield str(feed_url), next_due_at, bool(gone)
-
-    def feeds(self) -> list[tuple[int, str, str | None]]:
-        """(id, url, name) of every feed in the archive."""
-        return [tuple(r) for r in self.db.execute("SELECT id, url, name FROM feeds ORDER BY id")]
 
     def set_schedule_state(
         self, feed_id: int, *, next_due_at: str | None, not_before: str | None = None
@@ -152,46 +181,28 @@ class FeedsMixin(EpisodesMixin, SnapshotsMixin, FetchLogMixin):
             )
             self._log(records, feed_id=feed_id)
 
-    def save_feed(
-        self,
-        feed_id: int,
-        meta: Row,
-        episodes: Iterable[EpisodeWrite],
-        *,
-        status: int,
-        etag: str | None,
-        last_modified: str | None,
-        content_hash: str,
-        now: str,
-        records: Iterable[FetchRecord],
-        complete: bool = False,
-        mark_absent: bool = True,
-        snapshot: Snapshot | None = None,
-        also_listed: Collection[str] = (),
-        channel_tags: Sequence[Tag] = (),
-    ) -> SaveStats:
+    def save_feed(self, save: FeedSave) -> SaveStats:
         """Store one parsed feed in one transaction. Unchanged episodes are not touched.
 
         Tracked changes become revisions, absent episodes are marked removed or no longer
-        listed (unless ``mark_absent`` is false: a malformed body is no evidence of removal),
-        and ``snapshot`` (the raw body) is kept, compressed and deduplicated.
-        ``episodes`` may be any iterable (a generator too): it is consumed once, in order, a
-        window at a time, and only the keys and dates of the episodes written are kept.
-        ``also_listed`` are keys of episodes the body lists but that were not parsed because
-        their raw items are known unchanged (issue #7): they count as listed, not absent.
-        ``channel_tags`` are the channel's extension elements (#13).
+        listed (unless ``save.mark_absent`` is false: a malformed body is no evidence of
+        removal), and ``save.snapshot`` (the raw body) is kept, compressed and deduplicated.
+        ``save.episodes`` is consumed once, in order, a window at a time (:class:`FeedSave`).
         """
+        feed_id, now = save.feed_id, save.now
         with self.transaction():
-            self._update_meta(feed_id, meta, now)
-            self._sync_tags(feed_id, None, channel_tags, now)
+            self._update_meta(feed_id, save.meta, now)
+            self._sync_tags(feed_id, None, save.channel_tags, now)
             stats = self._upsert_episodes(
-                feed_id, episodes, now, complete=complete, mark_absent=mark_absent,
-                also_listed=also_listed,
+                feed_id, save.episodes, now, complete=save.complete,
+                mark_absent=save.mark_absent, also_listed=save.also_listed,
             )  # fmt: skip
-            self._update_fetch_state(feed_id, status, etag, last_modified, content_hash, now)
-            if snapshot is not None:
-                self._keep_snapshot(feed_id, content_hash, snapshot, now)
-            self._log(records, feed_id=feed_id)
+            self._update_fetch_state(
+                feed_id, save.status, save.etag, save.last_modified, save.content_hash, now
+            )
+            if save.snapshot is not None:
+                self._keep_snapshot(feed_id, save.content_hash, save.snapshot, now)
+            self._log(save.records, feed_id=feed_id)
         return stats
 
     def _update_meta(self, feed_id: int, meta: Row, now: str) -> None:

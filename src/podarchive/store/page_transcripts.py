@@ -11,6 +11,7 @@ revision, as a file's do; a page read without one keeps the last it showed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from podarchive.core.types import (
     FileTask,
@@ -19,13 +20,20 @@ from podarchive.core.types import (
     TranscriptSegment,
 )
 
-from .transcripts import TranscriptsMixin
+from .base import Connection
 
 PAGE_FORMAT = "page"  # transcripts.format of a transcript read from the episode page
 
 
-class PageTranscriptsMixin(TranscriptsMixin):
+class PageTranscriptsMixin(Connection):
     """The page's own transcript, written inside the caller's transaction."""
+
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # TranscriptsMixin
+        def _replace_segments(
+            self, task: FileTask, document_id: int, parsed: ParsedTranscript | None, now: str
+        ) -> None: ...
+        def _same_segments(self, task: FileTask, parsed: ParsedTranscript | None) -> bool: ...
 
     def _store_page_transcript(
         self,

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,6 +296,35 @@ def _copy_rows(
     *,
     orphans: bool,
 ) -> dict[str, int]:
+    _select_moved(conn, source, destination, urls)
+    offsets = {
+        name: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM main.[{name}]").fetchone()[0])
+        for name in tables
+        if name not in MERGED_TABLES
+    }
+    _map_snapshots(conn, offsets["snapshots"])
+    _map_documents(conn, tables, offsets["documents"], orphans=orphans)
+    rows = {
+        name: _merge_table(conn, table)
+        if name in MERGED_TABLES
+        else _copy_table(conn, table, offsets, orphans=orphans)
+        for name, table in tables.items()
+    }
+    for name in CONTENT_TABLES:  # a body both hold: the first fetch of it is the earlier one
+        conn.execute(
+            f"UPDATE main.[{name}] AS d SET url = s.url, content_type = s.content_type, "
+            f"first_fetched_at = s.first_fetched_at FROM temp.map_{name} m "
+            f"JOIN src.[{name}] s ON s.id = m.old "
+            "WHERE d.id = m.new AND NOT m.fresh AND s.first_fetched_at < d.first_fetched_at"
+        )
+    return rows
+
+
+def _select_moved(
+    conn: sqlite3.Connection, source: Path, destination: Path, urls: list[str]
+) -> None:
+    """The temp tables of the feeds and episodes to move; refused when a feed is not in
+    ``source`` or already in ``destination``."""
     conn.execute("CREATE TEMP TABLE wanted (url TEXT PRIMARY KEY)")
     conn.executemany("INSERT INTO temp.wanted VALUES (?)", [(u,) for u in urls])
     conn.execute(
@@ -318,64 +347,57 @@ def _copy_rows(
     )
     conn.execute("CREATE UNIQUE INDEX temp.moved_feeds_id ON moved_feeds (id)")
     conn.execute("CREATE UNIQUE INDEX temp.moved_episodes_id ON moved_episodes (id)")
-    offsets = {
-        name: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM main.[{name}]").fetchone()[0])
-        for name, table in tables.items()
-        if name not in MERGED_TABLES
-    }
-    _map_snapshots(conn, offsets["snapshots"])
-    _map_documents(conn, tables, offsets["documents"], orphans=orphans)
 
-    def value(table: _Table, column: str) -> str:
-        """The destination's value of ``column`` for a source row ``s``."""
-        if column == "id":
-            referred = table.name
-        elif column in table.references:
-            referred = table.references[column]
-        else:
-            return f"s.[{column}]"
-        if referred in CONTENT_TABLES:
-            return f"(SELECT new FROM temp.map_{referred} WHERE old = s.[{column}])"
-        return f"s.[{column}] + {offsets[referred]}"
 
-    rows: dict[str, int] = {}
-    for name, table in tables.items():
-        columns = ", ".join(f"[{c}]" for c in table.columns)
-        if name in MERGED_TABLES:
-            key = MERGED_TABLES[name]
-            updates = ", ".join(f"[{c}] = excluded.[{c}]" for c in table.columns if c != key)
-            cursor = conn.execute(
-                f"INSERT INTO main.[{name}] ({columns}) SELECT {columns} FROM src.[{name}] "
-                f"WHERE true ON CONFLICT ([{key}]) DO UPDATE SET {updates} "
-                f"WHERE excluded.not_before > coalesce([{name}].not_before, '')"
-            )
-            rows[name] = cursor.rowcount
-            continue
-        values = ", ".join(value(table, c) for c in table.columns)
-        if name == "snapshots":
-            # its owner: the feed itself when it moves, else the first moved feed it served
-            values = values.replace(f"s.[feed_id] + {offsets[ROOT]}", f"m.owner + {offsets[ROOT]}")
-            where = "JOIN temp.map_snapshots m ON m.old = s.id WHERE m.fresh"
-        elif name == "documents":
-            where = "JOIN temp.map_documents m ON m.old = s.id WHERE m.fresh"
-        elif name == ROOT:
-            where = "WHERE s.id IN (SELECT id FROM temp.moved_feeds)"
-        else:
-            where = f"WHERE {_owned(table)}"
-            if orphans:
-                where += f" OR ({_orphan(table)})"
-        cursor = conn.execute(
-            f"INSERT INTO main.[{name}] ({columns}) SELECT {values} FROM src.[{name}] s {where}"
-        )
-        rows[name] = cursor.rowcount
-    for name in CONTENT_TABLES:  # a body both hold: the first fetch of it is the earlier one
-        conn.execute(
-            f"UPDATE main.[{name}] AS d SET url = s.url, content_type = s.content_type, "
-            f"first_fetched_at = s.first_fetched_at FROM temp.map_{name} m "
-            f"JOIN src.[{name}] s ON s.id = m.old "
-            "WHERE d.id = m.new AND NOT m.fresh AND s.first_fetched_at < d.first_fetched_at"
-        )
-    return rows
+def _merge_table(conn: sqlite3.Connection, table: _Table) -> int:
+    """Merge a table of :data:`MERGED_TABLES` whole: the later ``not_before`` wins."""
+    name, key = table.name, MERGED_TABLES[table.name]
+    columns = ", ".join(f"[{c}]" for c in table.columns)
+    updates = ", ".join(f"[{c}] = excluded.[{c}]" for c in table.columns if c != key)
+    cursor = conn.execute(
+        f"INSERT INTO main.[{name}] ({columns}) SELECT {columns} FROM src.[{name}] "
+        f"WHERE true ON CONFLICT ([{key}]) DO UPDATE SET {updates} "
+        f"WHERE excluded.not_before > coalesce([{name}].not_before, '')"
+    )
+    return cursor.rowcount
+
+
+def _value(table: _Table, column: str, offsets: Mapping[str, int]) -> str:
+    """The destination's value of ``column`` for a source row ``s``."""
+    if column == "id":
+        referred = table.name
+    elif column in table.references:
+        referred = table.references[column]
+    else:
+        return f"s.[{column}]"
+    if referred in CONTENT_TABLES:
+        return f"(SELECT new FROM temp.map_{referred} WHERE old = s.[{column}])"
+    return f"s.[{column}] + {offsets[referred]}"
+
+
+def _copy_table(
+    conn: sqlite3.Connection, table: _Table, offsets: Mapping[str, int], *, orphans: bool
+) -> int:
+    """Copy the moved rows of one table, their ids shifted past the destination's."""
+    name = table.name
+    columns = ", ".join(f"[{c}]" for c in table.columns)
+    values = ", ".join(_value(table, c, offsets) for c in table.columns)
+    if name == "snapshots":
+        # its owner: the feed itself when it moves, else the first moved feed it served
+        values = values.replace(f"s.[feed_id] + {offsets[ROOT]}", f"m.owner + {offsets[ROOT]}")
+        where = "JOIN temp.map_snapshots m ON m.old = s.id WHERE m.fresh"
+    elif name == "documents":
+        where = "JOIN temp.map_documents m ON m.old = s.id WHERE m.fresh"
+    elif name == ROOT:
+        where = "WHERE s.id IN (SELECT id FROM temp.moved_feeds)"
+    else:
+        where = f"WHERE {_owned(table)}"
+        if orphans:
+            where += f" OR ({_orphan(table)})"
+    cursor = conn.execute(
+        f"INSERT INTO main.[{name}] ({columns}) SELECT {values} FROM src.[{name}] s {where}"
+    )
+    return cursor.rowcount
 
 
 def _map_snapshots(conn: sqlite3.Connection, offset: int) -> None:

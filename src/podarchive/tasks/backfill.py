@@ -43,7 +43,7 @@ from podarchive.net.fetch_for import get_for
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import episode_writes
 from podarchive.read.schedule_files import FeedSchedule
-from podarchive.store import Archive
+from podarchive.store import ArchiveLike
 from podarchive.tasks.backfill_model import (
     MAX_DOCUMENTS,
     BackfillOptions,
@@ -61,7 +61,7 @@ from podarchive.update.one_feed import fetch_feed, store_feed
 
 
 def backfill(
-    archive: Archive | None,
+    archive: ArchiveLike | None,
     schedules: Iterable[FeedSchedule],
     *,
     options: BackfillOptions | None = None,
@@ -106,7 +106,7 @@ def backfill(
     return report
 
 
-def _host_blocks(archive: Archive | None, clock: Clock) -> dict[str, datetime]:
+def _host_blocks(archive: ArchiveLike | None, clock: Clock) -> dict[str, datetime]:
     """The hosts the archive says are blocked (a Retry-After), and until when."""
     if archive is None:
         return {}

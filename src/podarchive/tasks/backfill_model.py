@@ -18,7 +18,7 @@ from podarchive.core.settings import Settings
 from podarchive.core.types import DocumentKind, EpisodeWrite, FeedState, FetchRecord
 from podarchive.net.fetch import Fetcher
 from podarchive.read.schedule_files import FeedSchedule
-from podarchive.store import Archive
+from podarchive.store import ArchiveLike
 
 #: Most documents (archive/paged pages, site listings) one walk fetches per feed.
 MAX_DOCUMENTS = 1000
@@ -113,7 +113,7 @@ class BackfillReport:
 class Context:
     """One backfill: what every phase of every feed uses."""
 
-    archive: Archive | None  # None: a dry run without an archive file
+    archive: ArchiveLike | None  # None: a dry run without an archive file
     fetcher: Fetcher
     options: BackfillOptions
     settings: Settings

@@ -22,7 +22,7 @@ from functools import partial
 from podarchive.core.errors import Abandoned
 from podarchive.core.types import FileKind, FileTask, PageTask, Row
 from podarchive.read.extract import page_title
-from podarchive.store import FILE_TABLES, Archive
+from podarchive.store import FILE_TABLES, ArchiveLike
 from podarchive.tasks.backfill_model import SITE_PAGE_KEY, Context, FeedBackfill, Walk, on_or_after
 from podarchive.update.files import FileOutcome, fetch_file, file_kinds, store_file
 from podarchive.update.pages import PageOutcome, count_page, fetch_page, store_page
@@ -90,7 +90,7 @@ def _take(ctx: Context, wanted: int) -> int:
 
 
 def _store_page(
-    archive: Archive, outcome: PageOutcome, key: str, now: str, report: FeedBackfill
+    archive: ArchiveLike, outcome: PageOutcome, key: str, now: str, report: FeedBackfill
 ) -> bool:
     """Store one page's outcome; False when it was abandoned (a stop: nothing recorded)."""
     report.requests += len(outcome.records)
@@ -163,7 +163,7 @@ def _planned_files(ctx: Context, walk: Walk, kinds: Sequence[FileKind]) -> list[
     ]
 
 
-def _store_file(archive: Archive, outcome: FileOutcome, now: str, report: FeedBackfill) -> bool:
+def _store_file(archive: ArchiveLike, outcome: FileOutcome, now: str, report: FeedBackfill) -> bool:
     """Store one file's outcome; False when it was abandoned (a stop: nothing recorded)."""
     report.requests += len(outcome.records)
     if isinstance(outcome.error, Abandoned):

@@ -25,7 +25,7 @@ from podarchive.core.types import PageNotes, SaveStats
 from podarchive.read.jobs import read_page
 from podarchive.read.parse import parse_feed
 from podarchive.read.rows import channel_row, episode_writes
-from podarchive.store import Archive
+from podarchive.store import Archive, ArchiveLike, FeedSave
 from podarchive.tasks.status import plural
 
 
@@ -41,7 +41,7 @@ class ReparseReport:
     pages_kept: int = 0  # pages archived before their bodies were kept: left as they are
 
 
-def reparse(archive: Archive, feeds: Sequence[str] = ()) -> list[ReparseReport]:
+def reparse(archive: ArchiveLike, feeds: Sequence[str] = ()) -> list[ReparseReport]:
     """Rebuild the named feeds (URL or name), or every feed with snapshots."""
     known = archive.feeds()
     chosen = [f for f in known if not feeds or f[1] in feeds or f[2] in feeds]
@@ -73,7 +73,7 @@ def skipped_lines(r: ReparseReport) -> list[str]:
     return [f"podarchive: {r.label}: skipped a body seen {problem}" for problem in r.skipped]
 
 
-def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
+def fill_tags(archive: ArchiveLike, now: str) -> list[ReparseReport]:
     """Once after the upgrade to schema 9: the feeds archived before it are rebuilt from their
     snapshots, which fills their ``tags`` (every version) like a fresh archive's (#13)."""
     reports = []
@@ -83,7 +83,7 @@ def fill_tags(archive: Archive, now: str) -> list[ReparseReport]:
     return reports
 
 
-def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None:
+def _replay_pages(archive: ArchiveLike, feed_id: int, report: ReparseReport) -> None:
     """Re-extract every kept page body of the feed's episodes and rebuild their page side."""
     for episode_id, feed_notes in archive.episodes_with_page_bodies(feed_id):
         if not archive.page_bodies_cover_history(episode_id):
@@ -100,7 +100,7 @@ def _replay_pages(archive: Archive, feed_id: int, report: ReparseReport) -> None
         report.pages_changed += archive.rebuild_page_history(episode_id, versions)
 
 
-def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> ReparseReport:
+def _reparse_one(archive: ArchiveLike, feed_id: int, url: str, name: str | None) -> ReparseReport:
     report = ReparseReport(url, safe_label(name) if name else safe_url(url))
     observations = archive.replay_observations(feed_id)
     if not observations:
@@ -125,18 +125,20 @@ def _reparse_one(archive: Archive, feed_id: int, url: str, name: str | None) -> 
                 continue
             seen = {w.key for w in writes}
             scratch.save_feed(
-                scratch_id,
-                channel_row(parsed.channel),
-                writes,
-                status=200,
-                etag=None,
-                last_modified=None,
-                content_hash=hashlib.sha256(body).hexdigest(),
-                now=seen_at,
-                records=[],
-                complete=parsed.channel.complete,
-                mark_absent=not parsed.recovered,
-                channel_tags=parsed.channel.tags,
+                FeedSave(
+                    scratch_id,
+                    channel_row(parsed.channel),
+                    writes,
+                    status=200,
+                    etag=None,
+                    last_modified=None,
+                    content_hash=hashlib.sha256(body).hexdigest(),
+                    now=seen_at,
+                    records=[],
+                    complete=parsed.channel.complete,
+                    mark_absent=not parsed.recovered,
+                    channel_tags=parsed.channel.tags,
+                )
             )
             report.bodies += 1
         history = scratch.export_history(scratch_id)

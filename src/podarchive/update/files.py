@@ -28,7 +28,7 @@ from podarchive.net.fetch_for import blame_last, get_again
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules import recheck
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import Archive
+from podarchive.store import ArchiveLike
 
 log = logging.getLogger("podarchive")
 
@@ -77,7 +77,7 @@ def fetch_file(
         return FileOutcome(task, schedule, records, error=PodarchiveError(f"internal error: {e!r}"))
 
 
-def store_file(archive: Archive, outcome: FileOutcome, now: str) -> PageResult:
+def store_file(archive: ArchiveLike, outcome: FileOutcome, now: str) -> PageResult:
     """Store a transcript or chapters file outcome: ok, not_modified, empty or failed.
 
     A file that fails keeps the rows it was last read into; its reason goes to the fetch

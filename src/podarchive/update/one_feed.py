@@ -45,7 +45,7 @@ from podarchive.net.fetch_for import blame_last, get_for
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules import policy
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import Archive
+from podarchive.store import ArchiveLike, FeedSave
 
 if TYPE_CHECKING:
     from podarchive.read.item_split import FeedSplit
@@ -127,7 +127,7 @@ def feed_due_at(state: FeedState, schedule: FeedSchedule, host_blocks: dict[str,
 
 
 def due_feeds(
-    archive: Archive, schedules: Iterable[FeedSchedule], now: datetime
+    archive: ArchiveLike, schedules: Iterable[FeedSchedule], now: datetime
 ) -> tuple[list[FeedSchedule], int]:
     """The scheduled feeds due at ``now`` (gone feeds never are), and how many are not."""
     blocks = archive.host_blocks(iso(now))
@@ -287,7 +287,7 @@ def _check_new_feed_url(
 
 
 def store_feed(
-    archive: Archive, outcome: FeedOutcome, now: datetime, settings: Settings
+    archive: ArchiveLike, outcome: FeedOutcome, now: datetime, settings: Settings
 ) -> FeedReport:
     """Store one feed's outcome, its error or freshness state and any move, atomically."""
     report = FeedReport(
@@ -314,7 +314,7 @@ def store_feed(
     return report
 
 
-def _store_failure(archive: Archive, outcome: FeedOutcome, now: datetime) -> None:
+def _store_failure(archive: ArchiveLike, outcome: FeedOutcome, now: datetime) -> None:
     error, state = outcome.error, outcome.state
     assert error is not None
     status = error.status if isinstance(error, HTTPStatusError) else None
@@ -334,7 +334,9 @@ def _store_failure(archive: Archive, outcome: FeedOutcome, now: datetime) -> Non
     )
 
 
-def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tuple[bool, SaveStats]:
+def _store_success(
+    archive: ArchiveLike, outcome: FeedOutcome, now: datetime
+) -> tuple[bool, SaveStats]:
     result, state = outcome.result, outcome.state
     assert result is not None
     meta = outcome.meta or {}
@@ -358,20 +360,22 @@ def _store_success(archive: Archive, outcome: FeedOutcome, now: datetime) -> tup
     else:
         assert outcome.content_hash is not None
         stats = archive.save_feed(
-            state.id,
-            outcome.meta,
-            outcome.episodes,
-            status=result.status,
-            etag=result.etag,
-            last_modified=result.last_modified,
-            content_hash=outcome.content_hash,
-            now=iso(now),
-            records=outcome.records,
-            complete=outcome.complete,
-            mark_absent=outcome.well_formed,
-            snapshot=_snapshot(result, outcome.split),
-            also_listed=outcome.listed,
-            channel_tags=outcome.channel_tags,
+            FeedSave(
+                state.id,
+                outcome.meta,
+                outcome.episodes,
+                status=result.status,
+                etag=result.etag,
+                last_modified=result.last_modified,
+                content_hash=outcome.content_hash,
+                now=iso(now),
+                records=outcome.records,
+                complete=outcome.complete,
+                mark_absent=outcome.well_formed,
+                snapshot=_snapshot(result, outcome.split),
+                also_listed=outcome.listed,
+                channel_tags=outcome.channel_tags,
+            )
         )
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)
@@ -397,7 +401,7 @@ def _snapshot(result: FetchResult, split: FeedSplit | None) -> Snapshot:
 
 
 def _apply_moves(
-    archive: Archive, outcome: FeedOutcome, now: datetime, settings: Settings
+    archive: ArchiveLike, outcome: FeedOutcome, now: datetime, settings: Settings
 ) -> str | None:
     """Record permanent redirects; switch the feed's URL when policy says it has moved."""
     state, result = outcome.state, outcome.result

@@ -31,7 +31,7 @@ from podarchive.net.fetch_for import blame_last, get_again
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules import policy, recheck
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import Archive
+from podarchive.store import ArchiveLike
 
 log = logging.getLogger("podarchive")
 
@@ -79,7 +79,7 @@ def fetch_page(
         return PageOutcome(task, records, error=error, schedule=schedule)
 
 
-def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
+def store_page(archive: ArchiveLike, outcome: PageOutcome, now: str) -> PageResult:
     """Store a page outcome; returns its status (ok, not_modified, empty, failed).
 
     A page read with notes (or re-checked) gets its next re-check from
@@ -126,7 +126,9 @@ def store_page(archive: Archive, outcome: PageOutcome, now: str) -> PageResult:
     return status
 
 
-def _page_recheck_at(archive: Archive, outcome: PageOutcome, status: str, now: str) -> str | None:
+def _page_recheck_at(
+    archive: ArchiveLike, outcome: PageOutcome, status: str, now: str
+) -> str | None:
     """When the page is next re-checked; None while it has never been read with notes."""
     task = outcome.task
     read = status in ("ok", "not_modified")
@@ -148,7 +150,7 @@ def _page_recheck_at(archive: Archive, outcome: PageOutcome, status: str, now: s
 
 
 def pages_due(
-    archive: Archive,
+    archive: ArchiveLike,
     feed_id: int,
     now: datetime,
     everything: bool = False,

@@ -37,7 +37,7 @@ from podarchive.net.fetch import Fetcher
 from podarchive.net.hosts import HostTurns
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import Archive, KnownItems
+from podarchive.store import ArchiveLike, KnownItems
 from podarchive.update.files import FileOutcome, fetch_file, store_file
 from podarchive.update.one_feed import (
     FeedOutcome,
@@ -67,7 +67,7 @@ class RunReport:
 
 
 def update_due(
-    archive: Archive,
+    archive: ArchiveLike,
     schedules: Iterable[FeedSchedule],
     *,
     settings: Settings | None = None,
@@ -115,7 +115,7 @@ class _Workers:
 
 
 def update_feeds(
-    archive: Archive,
+    archive: ArchiveLike,
     schedules: Iterable[FeedSchedule],
     *,
     settings: Settings | None = None,
@@ -166,7 +166,7 @@ class _Listed:
 
 
 def update_stream(
-    archive: Archive,
+    archive: ArchiveLike,
     source: FeedSource,
     *,
     settings: Settings | None = None,
@@ -242,7 +242,7 @@ class _Flow:
 
     def __init__(
         self,
-        archive: Archive,
+        archive: ArchiveLike,
         workers: _Workers,
         report: RunReport,
         settings: Settings,
@@ -493,7 +493,7 @@ def _has_followers(schedule: FeedSchedule) -> bool:
 
 
 def _followers(
-    archive: Archive,
+    archive: ArchiveLike,
     entry: _Followers,
     workers: _Workers,
     clock: Clock,
