@@ -76,7 +76,7 @@ def scored(folder: Path, *, with_feed: bool) -> tuple[ModuleType, list[dict[str,
 
 def web_links_only(label: dict[str, Any]) -> dict[str, Any]:
     """``label`` with its ``mailto:`` notes links counted as optional: the links table holds
-    web links only (docs/design.md), so an address in the notes is neither a hit nor a miss.
+    web links only (docs/decisions.md), so an address in the notes is neither a hit nor a miss.
     ``benchmarks/heldout.md`` gives the figures with them counted too."""
     mails = [url for url in label.get("notes_links", []) if url.lower().startswith("mailto:")]
     if not mails:

@@ -1,11 +1,13 @@
 """Run-wide settings, declared once as data.
 
 Each field of :class:`Settings` carries its help text and its range; the environment loader
-(``PODARCHIVE_<NAME>``) and the README's table follow this one table, and tests check that
-every setting is documented, with its range. A value out of range (``PODARCHIVE_DEADLINE=-5``
-failed every fetch, #23) is a :class:`ConfigError` when the settings are made: at a
-command's start, one line and exit 2. :func:`env_int` does the same for the few numbers read
-from the environment outside this table (the cluster broker's tuning).
+(``PODARCHIVE_<NAME>``) follows this one table, and so does the manual: docs/settings.md is
+generated from it (cog; tests/test_docs.py fails when the page is stale). There is no command
+that prints the settings: docs/settings.md is where they are documented. A value out of
+range (``PODARCHIVE_DEADLINE=-5`` failed every fetch, #23) is a :class:`ConfigError` when the
+settings are made: at a command's start, one line and exit 2. :func:`env_int` does the same
+for the few numbers read from the environment outside this table (the cluster broker's
+tuning).
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def setting_fields() -> tuple[dataclasses.Field[Any], ...]:
 
 
 def range_text(f: dataclasses.Field[Any]) -> str:
-    """The field's range as the README's table shows it (``0.1 to 3600``), or ""."""
+    """The field's range as docs/settings.md shows it (``0.1 to 3600``), or ""."""
     low, high = f.metadata["range"]
     if f.name == "user_agent":
         return f"printable text, at most {MAX_USER_AGENT} characters"

@@ -2,7 +2,7 @@
 
 Pure functions over what :meth:`Archive.feed_statuses` returns and what the daemon writes in
 ``<db>.daemon.json`` (plus the small atomic read/write of that file). ``now`` is always a
-parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in the README::
+parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in docs/status.md::
 
     {"format": 1, "generated_at": ISO, "failing_for_seconds": N,
      "failing": [url, ...],                      # failing longer than the threshold
