@@ -148,7 +148,7 @@ class EpisodesMixin(Connection):
             ):
                 by_id[values[0]].update(zip(columns, values[1:], strict=True))
 
-    def _upsert_episodes(
+    def _apply_episode_plan(
         self,
         feed_id: int,
         episodes: Iterable[EpisodeWrite],

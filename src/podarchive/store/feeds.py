@@ -65,7 +65,7 @@ class FeedsMixin(Connection):
         # FeedReadsMixin
         def feed_state(self, url: str) -> FeedState | None: ...
         # EpisodesMixin
-        def _upsert_episodes(
+        def _apply_episode_plan(
             self,
             feed_id: int,
             episodes: Iterable[EpisodeWrite],
@@ -193,7 +193,7 @@ class FeedsMixin(Connection):
         with self.transaction():
             self._update_meta(feed_id, save.meta, now)
             self._sync_tags(feed_id, None, save.channel_tags, now)
-            stats = self._upsert_episodes(
+            stats = self._apply_episode_plan(
                 feed_id, save.episodes, now, complete=save.complete,
                 mark_absent=save.mark_absent, also_listed=save.also_listed,
             )  # fmt: skip
