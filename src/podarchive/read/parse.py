@@ -72,6 +72,7 @@ from podarchive.core.types import Chapters, Enclosure, Episode, ParsedFeed, Tran
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.read import podcast_ns
 from podarchive.read.chapter_formats import SimpleChapter, parse_simple_chapters
+from podarchive.read.extension_tags import MAX_TAGS
 from podarchive.read.feed_encoding import bom_charset, readable, xml_content_type
 from podarchive.read.feed_fields import (
     FPDict,
@@ -363,7 +364,7 @@ def _tag_warnings(scan: PodcastScan) -> tuple[str, ...]:
     shown = ", ".join(cut[:_SAMPLES])
     if len(cut) > _SAMPLES:
         shown += f" and {len(cut) - _SAMPLES:,} more"
-    most = f"{podcast_ns.MAX_TAGS:,}"
+    most = f"{MAX_TAGS:,}"
     return (f"more than {most} extension elements in {shown}: the first {most} kept",)
 
 
