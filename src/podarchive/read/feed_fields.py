@@ -28,17 +28,9 @@ def fp_get(d: object, key: str) -> Any:
 
 
 _DURATION = re.compile(r"([0-9]{1,10})(?::([0-9]{1,10}))?(?::([0-9]{1,10}))?(?:[.,][0-9]*)?", re.A)
-
-
 _SMALL_INT = re.compile(r"[0-9]{1,9}", re.A)
-
-
 _LENGTH = re.compile(r"[0-9]{1,18}", re.A)
-
-
 _TRUE = frozenset({"yes", "true", "explicit"})
-
-
 _FALSE = frozenset({"no", "false", "clean"})
 
 

@@ -20,16 +20,12 @@ PODCAST_NAMESPACES = frozenset(
         "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md",
     }
 )
-
-
 ITUNES_NAMESPACES = frozenset(
     {
         "http://www.itunes.com/dtds/podcast-1.0.dtd",
         "https://www.itunes.com/dtds/podcast-1.0.dtd",
     }
 )
-
-
 # Podlove Simple Chapters (psc:chapters): the spec's URI, and https / a trailing slash tolerated.
 PSC_NAMESPACES = frozenset(
     {
@@ -39,68 +35,36 @@ PSC_NAMESPACES = frozenset(
         "https://podlove.org/simple-chapters/",
     }
 )
-
-
 ATOM_NAMESPACES = frozenset(
     {"http://www.w3.org/2005/atom", "http://www.w3.org/2005/atom/", "http://purl.org/atom/ns#"}
 )
-
-
 # Where <item>/<entry> may live: no namespace (RSS 0.9x/2.0), RSS 1.0, RSS 0.90, Atom.
 ITEM_NAMESPACES = ATOM_NAMESPACES | {
     "",
     "http://purl.org/rss/1.0/",
     "http://my.netscape.com/rdf/simple/0.9/",
 }
-
-
 CONTENT_NAMESPACE = "http://purl.org/rss/1.0/modules/content/"
-
-
 RSS_TEXT_NAMESPACES = frozenset(
     {"", "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/"}
 )
-
-
 RDF_NAMESPACE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-
-
 RDF_ABOUT = f"{{{RDF_NAMESPACE}}}about"
-
-
 ITEM_NAMES = frozenset({"item", "entry"})
-
-
 # Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
 # literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
 KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes", "psc": "psc"}
-
-
 PODCAST = "podcast"
-
-
 PSC = "psc"
-
-
 FEED_HISTORY = "http://purl.org/syndication/history/1.0"  # RFC 5005
-
-
 ITUNES = "itunes"
-
-
 OTHER = ""
-
-
 # What feedparser maps fully into its own fields (#13): RSS and Atom under every namespace URI
 # it reads as the format's own, itunes, content, Dublin Core and syndication, and their
 # prefixes when undeclared (feedparser's loose parser goes by the prefix). Everything else is
 # an extension, kept as Tag records. Kinds as split_tag gives them (URIs lower-cased).
 DC_NAMESPACE = "http://purl.org/dc/elements/1.1/"
-
-
 SY_NAMESPACE = "http://purl.org/rss/1.0/modules/syndication/"
-
-
 MAPPED_KINDS = ITEM_NAMESPACES | {
     ITUNES,
     CONTENT_NAMESPACE,

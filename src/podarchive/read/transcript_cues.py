@@ -16,17 +16,9 @@ from podarchive.core.types import TranscriptSegment
 
 MAX_EXAMPLES = 5
 MAX_TIMESTAMP = 32  # characters: anything longer is not a timestamp
-
-
 _TIMESTAMP_RE = re.compile(r"(?:(\d{1,9}):)?(\d{1,2}):(\d{1,2})(?:[,.](\d{1,9}))?")
-
-
 _VOICE_RE = re.compile(r"<v(?:\.[^\s<>]*)?[ \t]+([^<>]*)>", re.IGNORECASE)
-
-
 TAG_RE = re.compile(r"<[^<>]*>")
-
-
 _SRT_TAG_RE = re.compile(r"</?(?:i|b|u|s|font|v)(?:[\s.][^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 
 

@@ -19,11 +19,7 @@ from podarchive.core.types import TranscriptSegment
 from podarchive.read.transcript_cues import MAX_TIMESTAMP, TAG_RE, Warnings, timestamp
 
 _SECONDS_RE = re.compile(r"\d{1,12}(?:\.\d{1,9})?")
-
-
 _HTML_TOKEN_RE = re.compile(r"<(/?)(cite|time|p|script|style|br)\b[^<>]*>", re.IGNORECASE)
-
-
 #: Beautiful Soup costs ≈ 40 µs a tag: a page with more tags than this (a real 2-hour HTML
 #: transcript has ≈ 10,000) is read by stripping tags instead, so 5 MB of tags take seconds.
 _SOUP_MAX_TAGS = 50_000
