@@ -28,7 +28,7 @@ Deliberate choices:
   text; ``length`` is None unless a positive integer.
 * dates: feedparser's struct_time hides how it read a year (``-0001-01-01`` gives 2000). A
   date whose text does not show its year plainly (1-4 digits, unsigned, in 1..9999; see
-  ``unreadable_date``) is None, with a warning ``unreadable date '…' in item 3``.
+  :func:`.feed_fields.unreadable_date`) is None, with a warning ``unreadable date '…' in item 3``.
 * Podlove Simple Chapters (``psc:chapters``, scanned by podcast_ns) become
   ``Episode.simple_chapters``, relative ``href``/``image`` resolved against the episode's
   http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
