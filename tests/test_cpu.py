@@ -22,7 +22,7 @@ import podarchive.read.jobs as reading
 import podarchive.runtime.cpu as cpu
 from podarchive.core.errors import Abandoned, ParseError, PodarchiveError
 from podarchive.core.settings import Settings
-from podarchive.read.parse import parse_duration
+from podarchive.read.feed_fields import parse_duration
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
 from podarchive.runtime.pool import SafePool

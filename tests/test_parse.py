@@ -20,7 +20,8 @@ from podarchive.core.errors import NotAFeed, ParseError
 from podarchive.core.types import Enclosure, ParsedFeed
 from podarchive.read import parse as parse_module
 from podarchive.read import podcast_ns
-from podarchive.read.parse import parse_duration, parse_feed
+from podarchive.read.feed_fields import parse_duration
+from podarchive.read.parse import parse_feed
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN = TESTS / "golden" / "parse"

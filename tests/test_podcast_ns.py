@@ -6,6 +6,7 @@ import pytest
 
 from podarchive.core.types import Tag
 from podarchive.read import podcast_ns
+from podarchive.read.extension_tags import MAX_TAGS
 
 PODCAST = "https://podcastindex.org/namespace/1.0"
 NS = (
@@ -191,18 +192,18 @@ def test_document_keeps_the_body_encoding() -> None:
 
 
 def test_cap_per_scope() -> None:
-    many = "<podcast:x>" + "<podcast:y/>" * (podcast_ns.MAX_TAGS + 5) + "</podcast:x>"
+    many = "<podcast:x>" + "<podcast:y/>" * (MAX_TAGS + 5) + "</podcast:x>"
     body = feed(many, f"<item>{many}</item><item><podcast:z/></item>")
     scan = podcast_ns.scan(body)
-    assert len(scan.channel.tags) == podcast_ns.MAX_TAGS
+    assert len(scan.channel.tags) == MAX_TAGS
     assert scan.channel.tags_cut
     first, second = scan.items
-    assert (len(first.tags), first.tags_cut) == (podcast_ns.MAX_TAGS, True)
+    assert (len(first.tags), first.tags_cut) == (MAX_TAGS, True)
     assert (len(second.tags), second.tags_cut) == (1, False)
 
 
 def test_cut_scope_still_finds_items_and_misleading_children() -> None:
-    many = "<podcast:y/>" * (podcast_ns.MAX_TAGS + 1)
+    many = "<podcast:y/>" * (MAX_TAGS + 1)
     body = feed(f"<podcast:x>{many}<item><guid>in</guid></item></podcast:x>", "<item/>")
     scan = podcast_ns.scan(body)
     assert scan.channel.tags_cut

@@ -16,12 +16,8 @@ from hypothesis import strategies as st
 
 from podarchive.core.errors import ParseError, TranscriptError
 from podarchive.core.types import ParsedTranscript, TranscriptSegment
-from podarchive.read.transcript_formats import (
-    MAX_EXAMPLES,
-    format_timestamp,
-    media_link,
-    parse_transcript,
-)
+from podarchive.read.transcript_cues import MAX_EXAMPLES
+from podarchive.read.transcript_formats import format_timestamp, media_link, parse_transcript
 
 GOLDEN = Path(__file__).parent / "golden" / "transcripts"
 TYPES = {

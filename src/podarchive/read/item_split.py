@@ -83,25 +83,7 @@ def split_items(body: bytes, context: str = "") -> FeedSplit | None:
     if not body or body.startswith(_ASCII_BOMLESS) or b"\x00" in body[:64]:
         return None
     tag = b"item" if body.find(b"<item") >= 0 else b"entry"
-    opening, closing = b"<" + tag, b"</" + tag
-    spans: list[tuple[int, int]] = []
-    pos = body.find(opening)
-    while pos >= 0:
-        after = body[pos + len(opening) : pos + len(opening) + 1]
-        if not after or after not in _TAG_END:
-            return None  # <items>, <itemized>…: not worth telling apart here
-        gt = body.find(b">", pos)
-        close = _close_of(body, tag, pos)  # -1 also when nested or an item start in its text
-        if gt < 0 or close < 0 or body[gt - 1 : gt] == b"/":
-            return None
-        nxt = body.find(opening, close)
-        stop = body.find(b">", close)
-        if stop < 0 or body[close + len(closing) : stop].strip():
-            return None
-        if spans and body[spans[-1][1] : pos].strip():
-            return None  # something other than whitespace between two items
-        spans.append((pos, stop + 1))
-        pos = nxt
+    spans = _item_spans(body, tag)
     if not spans:
         return None
     start, end = spans[0][0], spans[-1][1]
@@ -113,6 +95,39 @@ def split_items(body: bytes, context: str = "") -> FeedSplit | None:
     prefix = hashlib.sha256(context.encode("utf-8", "replace") + b"\0" + _context(head)).digest()
     hashes = tuple(_item_hash(prefix, body, a, b) for a, b in spans)
     return FeedSplit(body, start, end, tuple(spans), hashes, prefix)
+
+
+def _item_spans(body: bytes, tag: bytes) -> list[tuple[int, int]] | None:
+    """(start, end) of every item, in order; None when the body cannot be cut at its items."""
+    opening = b"<" + tag
+    spans: list[tuple[int, int]] = []
+    pos = body.find(opening)
+    while pos >= 0:
+        end = _item_end(body, tag, pos)
+        if end < 0:
+            return None
+        if spans and body[spans[-1][1] : pos].strip():
+            return None  # something other than whitespace between two items
+        spans.append((pos, end))
+        pos = body.find(opening, end)
+    return spans
+
+
+def _item_end(body: bytes, tag: bytes, pos: int) -> int:
+    """Where the item opened at ``pos`` ends (after its end tag's ``>``); -1 when it cannot be
+    cut there: another tag that starts alike, self-closing, unclosed or nested."""
+    opening, closing = b"<" + tag, b"</" + tag
+    after = body[pos + len(opening) : pos + len(opening) + 1]
+    if not after or after not in _TAG_END:
+        return -1  # <items>, <itemized>…: not worth telling apart here
+    gt = body.find(b">", pos)
+    close = _close_of(body, tag, pos)  # -1 also when nested or an item start in its text
+    if gt < 0 or close < 0 or body[gt - 1 : gt] == b"/":
+        return -1
+    stop = body.find(b">", close)
+    if stop < 0 or body[close + len(closing) : stop].strip():
+        return -1
+    return stop + 1
 
 
 def _close_of(body: bytes, tag: bytes, pos: int) -> int:

@@ -163,16 +163,22 @@ def read_items(split: FeedSplit, known: Mapping[str, str], read_all: Reader) -> 
         return None
     fresh_set = set(fresh)
     listed = tuple(known[d] for i, d in enumerate(split.hashes) if i not in fresh_set)
+    merged = _merged(reads, listed)
+    return None if merged is None else ItemsRead(merged, listed)
+
+
+def _merged(reads: Sequence[FeedRead], listed: Sequence[str]) -> FeedRead | None:
+    """The partial reads as one (keys in order); None when a key repeats, among them or in
+    ``listed`` (the keys of the known items)."""
     keys = [key for read in reads for key in read.keys]
     if len({*keys, *listed}) != len(keys) + len(listed):
         return None  # keys shared between items: only the whole document orders them
-    merged = dataclasses.replace(
+    return dataclasses.replace(
         reads[0],
         keys=tuple(keys),
         guids=frozenset().union(*(r.guids for r in reads)),
         writes=EpisodeWrites.join(r.writes for r in reads),
     )
-    return ItemsRead(merged, listed)
 
 
 def with_item_hashes(read: FeedRead, split: FeedSplit | None) -> tuple[EpisodeWrite, ...]:

@@ -1,4 +1,4 @@
-"""Feed bytes to :class:`~podarchive.core.types.ParsedFeed`: the only module that uses feedparser.
+"""Feed bytes to :class:`~podarchive.core.types.ParsedFeed`: the one module importing feedparser.
 
 feedparser reads the feed (formats, encodings, dates, itunes tags); :mod:`~.podcast_ns`
 adds what feedparser loses: every ``podcast:*`` tag, raw ``itunes:explicit``, nested
@@ -8,6 +8,9 @@ texts, which feedparser folds into one another depending on their order.
 feedparser only ever sees an in-memory ``io.BytesIO``, so it never opens a URL or a file.
 HTML is kept raw: no sanitising, no relative-URI rewriting (the archive derives text itself).
 Everything that goes wrong raises :class:`~podarchive.core.errors.ParseError` (or ``NotAFeed``).
+Two pure helpers read feedparser's result dicts without importing it:
+:mod:`~.feed_fields` makes the Channel and Episode fields, :mod:`~.feed_refusal` decides
+what is no feed and words feedparser's problems.
 
 Deliberate choices:
 
@@ -25,7 +28,7 @@ Deliberate choices:
   text; ``length`` is None unless a positive integer.
 * dates: feedparser's struct_time hides how it read a year (``-0001-01-01`` gives 2000). A
   date whose text does not show its year plainly (1-4 digits, unsigned, in 1..9999; see
-  ``_unreadable_date``) is None, with a warning ``unreadable date '…' in item 3``.
+  :func:`.feed_fields.unreadable_date`) is None, with a warning ``unreadable date '…' in item 3``.
 * Podlove Simple Chapters (``psc:chapters``, scanned by podcast_ns) become
   ``Episode.simple_chapters``, relative ``href``/``image`` resolved against the episode's
   http(s) link, else ``url``. Bad entries, or none usable, are a warning naming the item
@@ -58,44 +61,38 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
-import re
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urljoin
 
 import feedparser
 import feedparser.mixin
 
-from podarchive.core.errors import ChaptersError, NotAFeed, ParseError, one_line
-from podarchive.core.types import Channel, Chapters, Enclosure, Episode, ParsedFeed, Transcript
+from podarchive.core.errors import ChaptersError, ParseError, one_line
+from podarchive.core.types import Chapters, Enclosure, Episode, ParsedFeed, Transcript
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.read import podcast_ns
 from podarchive.read.chapter_formats import SimpleChapter, parse_simple_chapters
+from podarchive.read.extension_tags import MAX_TAGS
 from podarchive.read.feed_encoding import bom_charset, readable, xml_content_type
-from podarchive.read.podcast_ns import ChannelScan, ItemScan, PodcastScan
-
-__all__ = ["parse_duration", "parse_feed"]
-
-# feedparser's dicts; read with dict.get so its key aliases and deprecated fallbacks
-# (e.g. ``updated_parsed`` -> ``published_parsed``, which warns) never trigger.
-FPDict = Mapping[str, Any]
-
-
-def _get(d: object, key: str) -> Any:
-    """``d[key]`` straight from the dict, bypassing FeedParserDict's aliases; None if absent."""
-    return dict.get(d, key) if isinstance(d, dict) else None
-
-
-_DURATION = re.compile(r"([0-9]{1,10})(?::([0-9]{1,10}))?(?::([0-9]{1,10}))?(?:[.,][0-9]*)?", re.A)
-_SMALL_INT = re.compile(r"[0-9]{1,9}", re.A)
-_LENGTH = re.compile(r"[0-9]{1,18}", re.A)
-_HTML_START = re.compile(
-    rb"\A(?:\s|<!--.*?-->|<\?xml[^>]*>)*<(?:!doctype\s+html|html[\s>])", re.I | re.S
+from podarchive.read.feed_fields import (
+    FPDict,
+    fp_get,
+    fp_str,
+    read_channel,
+    read_episode,
+    unreadable_date,
 )
-_TRUE = frozenset({"yes", "true", "explicit"})
-_FALSE = frozenset({"no", "false", "clean"})
-_MAX_REASON = 300
+from podarchive.read.feed_refusal import (
+    MAX_REASON,
+    bozo_exception,
+    one_line_reason,
+    recovered_warnings,
+    refuse_unusable,
+)
+from podarchive.read.podcast_ns import ItemScan, PodcastScan
+
+__all__ = ["parse_feed"]
+
 _SAMPLES = 5  # examples a warning about many items quotes
 
 
@@ -107,44 +104,30 @@ def parse_feed(
         raise ParseError("empty body")
     readable_body, fp_headers, repairs = readable(body, _feedparser_headers(headers, url, body))
     result = _run_feedparser(readable_body, fp_headers)
-    read, scan = _unwrapped(result, _scan(readable_body, _get(result, "encoding")), fp_headers)
-    _refuse_unusable(body, read, scan)
-    feed: FPDict = _get(read, "feed") or {}
+    read, scan = _unwrapped(result, _scan(readable_body, fp_get(result, "encoding")), fp_headers)
+    refuse_unusable(body, read, scan)
+    feed: FPDict = fp_get(read, "feed") or {}
     if scan.channel.document is not None:  # an extension element holds RSS: the channel alone
         feed = _reread(scan.channel.document, fp_headers, "feed") or feed
-    every_entry = list(_get(read, "entries") or [])
+    every_entry = list(fp_get(read, "entries") or [])
     entries = _outside_extensions(every_entry, scan)
     episodes, chapter_notes = _episodes(entries, scan.items, url, fp_headers)
     return ParsedFeed(
-        channel=_channel(feed, scan.channel if scan.root else None, url),
+        channel=read_channel(feed, scan.channel if scan.root else None, url),
         episodes=episodes,
-        version=str(_get(read, "version") or ""),
+        version=str(fp_get(read, "version") or ""),
         warnings=(
             *repairs,
-            *_warnings(result),
+            *recovered_warnings(result),
             *_date_warnings(feed, entries),
             *_chapter_warnings(chapter_notes),
             *_tag_warnings(scan),
             *_file_warnings(scan),
         ),
-        recovered=_bozo_exception(result) is not None,
-        entries_read=len(_get(result, "entries") or []),
+        recovered=bozo_exception(result) is not None,
+        entries_read=len(fp_get(result, "entries") or []),
         entries_nested=len(every_entry) - len(entries),
     )
-
-
-def parse_duration(text: str | None) -> int | None:
-    """Seconds from ``SS``, ``MM:SS`` or ``HH:MM:SS`` (fraction dropped); None if unreadable."""
-    if text is None:
-        return None
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
-        return None
-    seconds = 0
-    for part in match.groups():
-        if part is not None:
-            seconds = seconds * 60 + int(part)
-    return seconds
 
 
 # --- feedparser ------------------------------------------------------------------------
@@ -222,7 +205,7 @@ def _run_feedparser(body: bytes, headers: dict[str, str]) -> FPDict:
             resolve_relative_uris=False,
         )
     except Exception as e:  # feedparser has crashed on odd input before; never let it escape
-        raise ParseError(f"feedparser failed: {type(e).__name__}: {_one_line(e)}") from e
+        raise ParseError(f"feedparser failed: {type(e).__name__}: {one_line_reason(e)}") from e
     return result
 
 
@@ -250,9 +233,9 @@ def _unwrapped(
         inner = _run_feedparser(scan.unwrapped, {**headers, "content-type": "application/xml"})
     except ParseError:
         return result, scan
-    if not _get(inner, "version"):
+    if not fp_get(inner, "version"):
         return result, scan
-    return inner, _scan(scan.unwrapped, _get(inner, "encoding"))
+    return inner, _scan(scan.unwrapped, fp_get(inner, "encoding"))
 
 
 def _reread(document: bytes, headers: Mapping[str, str], key: str) -> Any:
@@ -266,11 +249,11 @@ def _reread(document: bytes, headers: Mapping[str, str], key: str) -> Any:
         result = _run_feedparser(document, {**headers, "content-type": "application/xml"})
     except ParseError:
         return None
-    if not _get(result, "version"):
+    if not fp_get(result, "version"):
         return None
     if key == "feed":
-        return _get(result, "feed") or None
-    entries = _get(result, "entries") or []
+        return fp_get(result, "feed") or None
+    entries = fp_get(result, "entries") or []
     return entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
 
 
@@ -286,120 +269,10 @@ def _outside_extensions(entries: list[FPDict], scan: PodcastScan) -> list[FPDict
         return [entry for number, entry in enumerate(entries) if number not in drop]
     kept = {item.guid for item in scan.items}
     nested = {guid for _, guid in scan.nested_items if guid is not None and guid not in kept}
-    return [entry for entry in entries if _str(entry, "id") not in nested]
-
-
-def _refuse_unusable(body: bytes, result: FPDict, scan: PodcastScan) -> None:
-    """Raise when feedparser found no feed in the body; return when it is usable."""
-    if _get(result, "entries"):
-        return
-    version = _get(result, "version") or ""
-    bozo = _bozo_exception(result)
-    if version and (bozo is None or _get(result, "feed") or scan.channel != ChannelScan()):
-        return
-    if version:
-        raise ParseError(_problem(bozo))
-    if body[:2] == b"\x1f\x8b":
-        raise ParseError("not a feed: got gzip-compressed bytes (Content-Encoding not undone)")
-    if _HTML_START.match(body[:4096]) or (scan.root or "").lower() == "html":
-        raise NotAFeed("not a feed: got an HTML page")
-    if body.lstrip()[:5] == b"%PDF-":
-        raise ParseError("not a feed: got a PDF document")
-    if body.lstrip().lstrip(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
-        raise ParseError("not a feed: got JSON (JSON Feed is not supported)")
-    if scan.root:
-        raise ParseError(f"not a feed: unknown root element <{scan.root}>")
-    if bozo is not None:
-        raise ParseError(_problem(bozo))
-    raise ParseError("not a feed: no RSS or Atom content")
-
-
-def _bozo_exception(result: FPDict) -> BaseException | None:
-    if not _get(result, "bozo"):
-        return None
-    exc = _get(result, "bozo_exception")
-    return exc if isinstance(exc, BaseException) else ValueError("unknown problem")
-
-
-def _warnings(result: FPDict) -> tuple[str, ...]:
-    exc = _bozo_exception(result)
-    return () if exc is None else (_problem(exc, recovered=True),)
-
-
-def _problem(exc: BaseException | None, recovered: bool = False) -> str:
-    """``malformed XML: ...`` for XML errors, ``unreadable feed: ...`` for the rest."""
-    xml_error = callable(getattr(exc, "getMessage", None))
-    kind = "malformed XML" if xml_error else "unreadable feed"
-    if recovered:
-        kind = "malformed XML, recovered" if xml_error else "feed problem"
-    return f"{kind}: {_describe(exc)}"
-
-
-def _describe(exc: BaseException | None) -> str:
-    """One line naming what feedparser objected to.
-
-    XML positions are left out: feedparser prepends its own XML declaration to bodies that
-    lack one, so its line numbers can be off by one.
-    """
-    if exc is None:
-        return "unknown problem"
-    get_message = getattr(exc, "getMessage", None)
-    return _one_line(get_message() if callable(get_message) else exc)
-
-
-def _one_line(message: object) -> str:
-    return one_line(str(message), _MAX_REASON) or "no details"
+    return [entry for entry in entries if fp_str(entry, "id") not in nested]
 
 
 # --- channel ---------------------------------------------------------------------------
-
-
-def _channel(feed: FPDict, scan: ChannelScan | None, base_url: str | None = None) -> Channel:
-    raw = scan or ChannelScan()
-    owner = _mapping(feed, "publisher_detail")
-    image = _mapping(feed, "image")
-    return Channel(
-        title=_str(feed, "title"),
-        link=_str(feed, "link"),
-        description=raw.description
-        or raw.itunes_summary
-        or raw.itunes_subtitle
-        or _str(feed, "subtitle")
-        or _str(feed, "summary"),
-        author=raw.itunes_author or _str(feed, "author"),
-        owner_name=_str(owner, "name"),
-        owner_email=_str(owner, "email"),
-        image=raw.itunes_image or _str(image, "href"),
-        language=_str(feed, "language"),
-        categories=raw.categories or _tag_terms(feed),
-        explicit=_explicit(raw.explicit, feed) if scan else _fp_explicit(feed),
-        type=_lower(_str(feed, "itunes_type")),
-        podcast_guid=raw.guid,
-        locked=_yes_no(raw.locked),
-        funding=raw.funding,
-        new_feed_url=raw.new_feed_url or _str(feed, "itunes_new-feed-url"),
-        updated=_date(feed, "updated") or _date(feed, "published"),
-        ttl=_positive_int(_str(feed, "ttl")),
-        update_period=_lower(_str(feed, "sy_updateperiod")),
-        update_frequency=_positive_int(_str(feed, "sy_updatefrequency")),
-        complete=raw.complete,
-        links=tuple(
-            (rel, urljoin(base_url, href) if base_url else href) for rel, href in raw.links
-        ),
-        tags=raw.tags,
-    )
-
-
-def _positive_int(text: str | None) -> int | None:
-    if text is None or not text.strip().isdigit():
-        return None
-    value = int(text.strip())
-    return value if 0 < value < 10**9 else None
-
-
-def _tag_terms(feed: FPDict) -> tuple[str, ...]:
-    terms = (_str(tag, "term") for tag in _dicts(feed, "tags"))
-    return tuple(dict.fromkeys(t for t in terms if t))
 
 
 # --- episodes --------------------------------------------------------------------------
@@ -417,33 +290,8 @@ def _align(
         if item.guid is not None:
             by_guid.setdefault(item.guid, item)
     for entry in entries:
-        guid = _str(entry, "id")
+        guid = fp_str(entry, "id")
         yield entry, by_guid.get(guid) if guid else None
-
-
-def _episode(entry: FPDict, scan: ItemScan | None) -> Episode:
-    raw = scan or ItemScan()
-    notes = raw.content_encoded or raw.description or _fp_notes(entry)
-    return Episode(
-        guid=raw.guid or _str(entry, "id"),
-        title=_str(entry, "title"),
-        link=_episode_link(entry, raw.guid),
-        published=_date(entry, "published"),
-        updated=_date(entry, "updated"),
-        summary=_summary(entry, raw, notes),
-        notes_html=notes,
-        duration=parse_duration(_str(entry, "itunes_duration")),
-        season=_small_int(_str(entry, "itunes_season")) or _small_int(raw.season),
-        number=_small_int(_str(entry, "itunes_episode")) or _small_int(raw.episode),
-        episode_type=_lower(_str(entry, "itunes_episodetype")),
-        explicit=_explicit(raw.explicit, entry) if scan else _fp_explicit(entry),
-        image=_str(_mapping(entry, "image"), "href"),
-        enclosure=_enclosure(entry),
-        transcripts=raw.transcripts,
-        chapters=raw.chapters,
-        persons=raw.persons,
-        tags=raw.tags,
-    )
 
 
 def _episodes(
@@ -462,7 +310,7 @@ def _episodes(
     for number, (entry, item) in enumerate(_align(entries, items), 1):
         if item is not None and item.document is not None:
             entry = _reread(item.document, headers or {}, "entry") or entry
-        episode = _episode(entry, item)
+        episode = read_episode(entry, item)
         if url:
             episode = _absolute(episode, url)
         if item is not None and item.simple_chapters:
@@ -495,7 +343,7 @@ def _chapter_note(episode: Episode, number: int, problem: str) -> str:
     """``psc:chapters of item 3 'Title': <problem>`` on one line."""
     name = episode.title or episode.guid
     where = f"item {number} {_quoted(name)}" if name else f"item {number}"
-    return one_line(f"psc:chapters of {where}: {problem}", _MAX_REASON + 100)
+    return one_line(f"psc:chapters of {where}: {problem}", MAX_REASON + 100)
 
 
 def _chapter_warnings(notes: Sequence[str]) -> tuple[str, ...]:
@@ -516,7 +364,7 @@ def _tag_warnings(scan: PodcastScan) -> tuple[str, ...]:
     shown = ", ".join(cut[:_SAMPLES])
     if len(cut) > _SAMPLES:
         shown += f" and {len(cut) - _SAMPLES:,} more"
-    most = f"{podcast_ns.MAX_TAGS:,}"
+    most = f"{MAX_TAGS:,}"
     return (f"more than {most} extension elements in {shown}: the first {most} kept",)
 
 
@@ -566,160 +414,7 @@ def _resolved(item: _WithUrl, base: str) -> _WithUrl:
     return item if url == item.url else dataclasses.replace(item, url=url)
 
 
-def _episode_link(entry: FPDict, raw_guid: str | None = None) -> str | None:
-    """The alternate link; a guid feedparser copied into ``link`` only if it is a URL.
-
-    feedparser resolves that copy against the feed URL, so ``<guid>ep-1</guid>`` would
-    become ``https://host/ep-1``: it is the guid as written (``raw_guid``) that must be an
-    absolute http(s) URL.
-    """
-    alternates = (
-        c for c in _dicts(entry, "links") if (_get(c, "rel") or "alternate") == "alternate"
-    )
-    for candidate in alternates:
-        if href := _str(candidate, "href"):
-            return href
-    link = _str(entry, "link")
-    if link is None or link != _str(entry, "id"):
-        return link
-    written = (raw_guid or link).lower()
-    return link if written.startswith(("http://", "https://")) else None
-
-
-def _fp_notes(entry: FPDict) -> str | None:
-    """feedparser's idea of the notes: its longest HTML content, else its summary."""
-    html = [
-        value
-        for c in _dicts(entry, "content")
-        if str(_get(c, "type") or "").endswith("html") and (value := _str(c, "value"))
-    ]
-    return max(html, key=len) if html else _str(entry, "summary")
-
-
-def _summary(entry: FPDict, raw: ItemScan, notes: str | None) -> str | None:
-    fp_summary = _str(entry, "summary")
-    return (
-        raw.itunes_summary
-        or raw.itunes_subtitle
-        or _str(entry, "subtitle")
-        or (fp_summary if fp_summary != notes else None)
-    )
-
-
-def _enclosure(entry: FPDict) -> Enclosure | None:
-    """The first audio/video enclosure, else the first that is not an image or text."""
-    candidates = [
-        link for link in _dicts(entry, "links") if _get(link, "rel") == "enclosure"
-    ] + _dicts(entry, "media_content")
-    typed = [(c, (_str(c, "type") or "").lower()) for c in candidates if _str(c, "href", "url")]
-    for wanted in (_is_media, _is_not_document):
-        for candidate, mime in typed:
-            if wanted(mime):
-                return Enclosure(
-                    url=_str(candidate, "href", "url") or "",
-                    type=mime or None,
-                    length=_length(_str(candidate, "length", "filesize")),
-                )
-    return None
-
-
-def _is_media(mime: str) -> bool:
-    return mime.startswith(("audio/", "video/"))
-
-
-def _is_not_document(mime: str) -> bool:
-    return not mime.startswith(("image/", "text/"))
-
-
-def _length(text: str | None) -> int | None:
-    """A byte count, or None for anything but a positive integer."""
-    value = int(text) if text and _LENGTH.fullmatch(text) else 0
-    return value or None
-
-
 # --- small readers -----------------------------------------------------------------------
-
-
-def _str(d: FPDict, *keys: str) -> str | None:
-    """The first of ``keys`` holding a non-blank string, stripped."""
-    for key in keys:
-        value = _get(d, key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _mapping(d: FPDict, key: str) -> FPDict:
-    value = _get(d, key)
-    return value if isinstance(value, dict) else {}
-
-
-def _dicts(d: FPDict, key: str) -> list[FPDict]:
-    value = _get(d, key)
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _date(d: FPDict, key: str) -> str | None:
-    """feedparser's reading of date ``key`` as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), None when
-    it has none or it is unreadable (:func:`_unreadable_date`)."""
-    st = _get(d, key + "_parsed")
-    if not isinstance(st, time.struct_time) or _unreadable_date(d, key) is not None:
-        return None
-    return (
-        f"{st.tm_year:04d}-{st.tm_mon:02d}-{st.tm_mday:02d}"
-        f"T{st.tm_hour:02d}:{st.tm_min:02d}:{st.tm_sec:02d}Z"
-    )
-
-
-def _unreadable_date(d: FPDict, key: str) -> str | None:
-    """The text of a date feedparser read whose year is not written plainly; else None.
-
-    feedparser's struct_time hides how it got its year: ``-0001-01-01`` comes out as 2000,
-    a 20-digit year as 2012. A year counts when it is in 1..9999 and the text shows it as
-    a 1-4 digit number (a 2-digit one read either as 19xx or 20xx), unsigned, not part of
-    a time, or as the start of a compact ``YYYYMMDD…`` date. Time zones may move the
-    date across a new year: the year after on 31 December, the year before on 1 January.
-    """
-    st = _get(d, key + "_parsed")
-    if not isinstance(st, time.struct_time):
-        return None
-    text = _get(d, key)
-    if not isinstance(text, str) or not text.strip():
-        return None  # feedparser's loose parser can lose the text: nothing to judge by
-    year = st.tm_year
-    if 1 <= year <= 9999 and _shows(text, f"{year:04d}"):  # the usual case, quickly
-        return None
-    allowed = {year}
-    if (st.tm_mon, st.tm_mday) == (12, 31):
-        allowed.add(year + 1)
-    elif (st.tm_mon, st.tm_mday) == (1, 1):
-        allowed.add(year - 1)
-    if 1 <= year <= 9999 and any(
-        not allowed.isdisjoint(_years(run)) for run in _YEAR_RUN.findall(text)
-    ):
-        return None
-    return text
-
-
-# A run of digits not inside a larger number, not part of a time (``13:00``), not signed.
-_YEAR_RUN = re.compile(r"(?<![0-9:])(?<!(?<![0-9A-Za-z])[+-])([0-9]+)(?![0-9:])", re.A)
-
-
-def _shows(text: str, run: str) -> bool:
-    """Whether the first ``run`` in ``text`` is a whole :data:`_YEAR_RUN`."""
-    at = text.find(run)
-    match = _YEAR_RUN.match(text, at) if at >= 0 else None
-    return match is not None and match.group(1) == run
-
-
-def _years(run: str) -> tuple[int, ...]:
-    """The years a run of digits can stand for."""
-    if len(run) <= 4:
-        value = int(run)
-        return (value, 1900 + value, 2000 + value) if len(run) == 2 else (value,)
-    if len(run) == 6:
-        return (1900 + int(run[:2]), 2000 + int(run[:2]))
-    return (int(run[:4]),) if len(run) in (8, 12, 14) else ()
 
 
 def _date_warnings(feed: FPDict, entries: Sequence[FPDict]) -> tuple[str, ...]:
@@ -731,7 +426,7 @@ def _date_warnings(feed: FPDict, entries: Sequence[FPDict]) -> tuple[str, ...]:
             *((e, f"item {i}") for i, e in enumerate(entries, 1)),
         )
         for key in ("published", "updated")
-        if (text := _unreadable_date(d, key)) is not None
+        if (text := unreadable_date(d, key)) is not None
     ]
     if not found:
         return ()
@@ -747,33 +442,3 @@ def _quoted(text: str) -> str:
     """``text`` on one line, cut to 40 characters, in single quotes."""
     line = " ".join(text.split())
     return f"'{line if len(line) <= 40 else line[:39] + '…'}'"
-
-
-def _small_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    text = text.strip()
-    return int(text) if _SMALL_INT.fullmatch(text) else None
-
-
-def _lower(text: str | None) -> str | None:
-    return text.lower() if text else None
-
-
-def _explicit(raw: str | None, d: FPDict) -> bool | None:
-    """``itunes:explicit`` from its raw text: yes/true/explicit, no/false/clean, else None."""
-    if raw is None:
-        return _fp_explicit(d)
-    value = raw.strip().lower()
-    return True if value in _TRUE else False if value in _FALSE else None
-
-
-def _fp_explicit(d: FPDict) -> bool | None:
-    """feedparser's own reading (right for yes/clean; "true"/"false" come out as None)."""
-    value = _get(d, "itunes_explicit")
-    return value if isinstance(value, bool) else None
-
-
-def _yes_no(raw: str | None) -> bool | None:
-    value = (raw or "").strip().lower()
-    return True if value in ("yes", "true") else False if value in ("no", "false") else None

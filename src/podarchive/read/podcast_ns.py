@@ -6,16 +6,19 @@ prefix the feed chose, and turns ``<itunes:explicit>true</itunes:explicit>`` int
 ``itunes:image``, nested ``itunes:category``, Podlove ``psc:chapter`` attributes) by
 namespace URI instead.
 
-This is the only module that imports lxml for feeds. The parser never resolves entities,
-loads a DTD or touches the network, and recovers from broken XML; a body it cannot read
-at all gives an empty :class:`PodcastScan`.
+Namespace URIs and tag kinds come from :mod:`~.feed_names`; :mod:`~.extension_tags` captures
+the extension elements as Tag records and writes the documents feedparser reads again.
+
+This module and :mod:`~.extension_tags` are the only ones that import lxml for feeds. The
+parser (:func:`hardened_parser`) never resolves entities, loads a DTD or touches the network,
+and recovers from broken XML; a body it cannot read at all gives an empty
+:class:`PodcastScan`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -23,84 +26,33 @@ from lxml import etree
 
 from podarchive.core.types import Chapters, Funding, Person, Tag, Transcript
 from podarchive.read.chapter_formats import MAX_CHAPTERS, SimpleChapter
+from podarchive.read.extension_tags import (
+    ScanContext,
+    capture,
+    channel_document,
+    item_document,
+    serialize,
+)
+from podarchive.read.feed_names import (
+    ATOM_NAMESPACES,
+    CONTENT_NAMESPACE,
+    FEED_HISTORY,
+    ITEM_NAMES,
+    ITEM_NAMESPACES,
+    ITUNES,
+    OTHER,
+    PODCAST,
+    PSC,
+    RDF_ABOUT,
+    RDF_NAMESPACE,
+    RSS_TEXT_NAMESPACES,
+    split_tag,
+)
 
-PODCAST_NAMESPACES = frozenset(
-    {
-        "https://podcastindex.org/namespace/1.0",
-        "http://podcastindex.org/namespace/1.0",
-        "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md",
-    }
-)
-ITUNES_NAMESPACES = frozenset(
-    {
-        "http://www.itunes.com/dtds/podcast-1.0.dtd",
-        "https://www.itunes.com/dtds/podcast-1.0.dtd",
-    }
-)
-# Podlove Simple Chapters (psc:chapters): the spec's URI, and https / a trailing slash tolerated.
-PSC_NAMESPACES = frozenset(
-    {
-        "http://podlove.org/simple-chapters",
-        "https://podlove.org/simple-chapters",
-        "http://podlove.org/simple-chapters/",
-        "https://podlove.org/simple-chapters/",
-    }
-)
-ATOM_NAMESPACES = frozenset(
-    {"http://www.w3.org/2005/atom", "http://www.w3.org/2005/atom/", "http://purl.org/atom/ns#"}
-)
-# Where <item>/<entry> may live: no namespace (RSS 0.9x/2.0), RSS 1.0, RSS 0.90, Atom.
-ITEM_NAMESPACES = ATOM_NAMESPACES | {
-    "",
-    "http://purl.org/rss/1.0/",
-    "http://my.netscape.com/rdf/simple/0.9/",
-}
-CONTENT_NAMESPACE = "http://purl.org/rss/1.0/modules/content/"
-RSS_TEXT_NAMESPACES = frozenset(
-    {"", "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/"}
-)
-RDF_NAMESPACE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDF_ABOUT = f"{{{RDF_NAMESPACE}}}about"
-ITEM_NAMES = frozenset({"item", "entry"})
 _FEED_TAGS = ("{*}feed", "{*}rss", "{*}RDF")  # lxml: any namespace or none; _is_feed decides
 _ITEM_TAGS = tuple(f"{{*}}{name}" for name in sorted(ITEM_NAMES))  # lxml: any namespace or none
-# Undeclared prefixes (``<podcast:locked>`` with no xmlns) arrive from lxml's recovery as a
-# literal "prefix:name" tag; these well-known prefixes are accepted in that case only.
-KNOWN_PREFIXES = {"podcast": "podcast", "itunes": "itunes", "psc": "psc"}
 
-PODCAST = "podcast"
-PSC = "psc"
-FEED_HISTORY = "http://purl.org/syndication/history/1.0"  # RFC 5005
-ITUNES = "itunes"
-OTHER = ""
 
-# What feedparser maps fully into its own fields (#13): RSS and Atom under every namespace URI
-# it reads as the format's own, itunes, content, Dublin Core and syndication, and their
-# prefixes when undeclared (feedparser's loose parser goes by the prefix). Everything else is
-# an extension, kept as Tag records. Kinds as _split gives them (URIs lower-cased).
-DC_NAMESPACE = "http://purl.org/dc/elements/1.1/"
-SY_NAMESPACE = "http://purl.org/rss/1.0/modules/syndication/"
-MAPPED_KINDS = ITEM_NAMESPACES | {
-    ITUNES,
-    CONTENT_NAMESPACE,
-    DC_NAMESPACE,
-    SY_NAMESPACE,
-    "http://backend.userland.com/rss",
-    "http://blogs.law.harvard.edu/tech/rss",
-    "http://purl.org/rss/1.0/modules/rss091#",
-    "http://purl.org/echo/",
-    "http://purl.org/pie/",
-    "http://example.com/newformat#",
-    "http://example.com/necho",
-    "uri/of/echo/namespace#",
-    "?atom",
-    "?content",
-    "?dc",
-    "?sy",
-}
-# Captured elements per scope (the channel, one item); the rest are cut, with a warning.
-# Twice MAX_CHAPTERS: a psc:chapters with as many chapters as are read is kept whole.
-MAX_TAGS = 2 * MAX_CHAPTERS
 # podcast:transcript and podcast:chapters entries kept per item, of each kind, in document
 # order: each is a request at every re-check, so an item listing thousands is cut (#23).
 MAX_FILES = 20
@@ -184,9 +136,9 @@ def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
         return PodcastScan()
     feed = _feed_element(root)
     if feed is not root:
-        document = _serialize(copy.deepcopy(feed), encoding or "utf-8")
-        return PodcastScan(root=_split(root.tag)[1], unwrapped=document)
-    context = _Context(root, encoding or "utf-8")
+        document = serialize(copy.deepcopy(feed), encoding or "utf-8")
+        return PodcastScan(root=split_tag(root.tag)[1], unwrapped=document)
+    context = ScanContext(root, encoding or "utf-8")
     channel = _scan_channel(_channel_element(root), utf8, context)
     items: list[ItemScan] = []
     skipped: list[tuple[int, str | None]] = []
@@ -196,7 +148,7 @@ def scan(body: bytes, encoding: str | None = None) -> PodcastScan:
         else:
             items.append(_scan_item(el, utf8, context))
     return PodcastScan(
-        root=_split(root.tag)[1],
+        root=split_tag(root.tag)[1],
         channel=channel,
         items=tuple(items),
         nested_items=tuple(skipped),
@@ -251,37 +203,16 @@ def _repair(text: str | None, utf8: bool) -> str | None:
     return text.translate(_CP1252)
 
 
-@functools.lru_cache(maxsize=1024)  # a feed repeats a few dozen tag names thousands of times
-def _split(tag: object) -> tuple[str, str]:
-    """(kind, local name) of a tag: PODCAST, ITUNES, PSC, or the lower-cased other URI."""
-    if not isinstance(tag, str):
-        return OTHER, ""
-    if tag.startswith("{"):
-        uri, _, local = tag[1:].partition("}")
-        uri = uri.lower()
-        if uri in PODCAST_NAMESPACES:
-            return PODCAST, local
-        if uri in ITUNES_NAMESPACES:
-            return ITUNES, local
-        if uri in PSC_NAMESPACES:
-            return PSC, local
-        return uri, local
-    prefix, colon, local = tag.partition(":")
-    if colon:
-        return KNOWN_PREFIXES.get(prefix.lower(), "?" + prefix), local
-    return OTHER, tag
-
-
 def _items(root: etree._Element) -> Iterator[etree._Element]:
     """Every RSS <item> / Atom <entry>, in document order."""
     for el in root.iter(*_ITEM_TAGS):
-        if _split(el.tag)[0] in ITEM_NAMESPACES:
+        if split_tag(el.tag)[0] in ITEM_NAMESPACES:
             yield el
 
 
 def _is_feed(el: etree._Element) -> bool:
     """An Atom ``<feed>``, an RSS ``<rss>`` or an RSS 1.0 ``<rdf:RDF>``."""
-    kind, local = _split(el.tag)
+    kind, local = split_tag(el.tag)
     return (
         (local == "feed" and kind in ATOM_NAMESPACES)
         or (local == "rss" and kind == OTHER)
@@ -304,14 +235,14 @@ def _feed_element(root: etree._Element) -> etree._Element:
 def _channel_element(root: etree._Element) -> etree._Element:
     """RSS <channel> (the first), else the root itself (Atom <feed>)."""
     for child in root:
-        if _split(child.tag)[1] == "channel":
+        if split_tag(child.tag)[1] == "channel":
             return child
     return root
 
 
 def _children(el: etree._Element) -> Iterator[tuple[str, str, etree._Element]]:
     for child in el:
-        kind, local = _split(child.tag)
+        kind, local = split_tag(child.tag)
         if local:
             yield kind, local, child
 
@@ -329,33 +260,52 @@ def _attr(el: etree._Element, name: str) -> str | None:
     return value or None
 
 
-def _scan_item(
-    item: etree._Element, utf8: bool = False, context: _Context | None = None
-) -> ItemScan:
-    found: dict[str, str | None] = {}
-    transcripts: list[Transcript] = []
-    chapters: list[Chapters] = []
-    persons: list[Person] = []
-    simple_chapters: list[SimpleChapter] = []
-    for kind, local, el in _children(item):
-        if kind == PODCAST and local == "transcript" and (url := _attr(el, "url")):
-            transcripts.append(
+@dataclass(slots=True)
+class _ItemFound:
+    """What an item's children said so far (the first of single-valued ones)."""
+
+    found: dict[str, str | None] = field(default_factory=dict)
+    transcripts: list[Transcript] = field(default_factory=list)
+    chapters: list[Chapters] = field(default_factory=list)
+    persons: list[Person] = field(default_factory=list)
+    simple_chapters: list[SimpleChapter] = field(default_factory=list)
+
+    def add(self, kind: str, local: str, el: etree._Element, utf8: bool) -> None:
+        if kind == PODCAST and self._add_podcast(local, el):
+            return
+        if kind == PSC and local == "chapters":
+            _simple_chapters(el, self.simple_chapters)
+        elif (key := _item_key(kind, local)) is not None:
+            text = _raw_text(el) if key in RAW_KEYS else _text(el)
+            self.found.setdefault(key, text if key == "guid" else _repair(text, utf8))
+
+    def _add_podcast(self, local: str, el: etree._Element) -> bool:
+        """Add a podcast:transcript, podcast:chapters or podcast:person; False if it is none."""
+        if local == "transcript" and (url := _attr(el, "url")):
+            self.transcripts.append(
                 Transcript(url, _attr(el, "type"), _attr(el, "language"), _attr(el, "rel"))
             )
-        elif kind == PODCAST and local == "chapters" and (url := _attr(el, "url")):
-            chapters.append(Chapters(url, _attr(el, "type")))
-        elif kind == PODCAST and local == "person" and (name := _text(el)):
-            persons.append(
+        elif local == "chapters" and (url := _attr(el, "url")):
+            self.chapters.append(Chapters(url, _attr(el, "type")))
+        elif local == "person" and (name := _text(el)):
+            self.persons.append(
                 Person(
                     name, _attr(el, "role"), _attr(el, "group"), _attr(el, "href"), _attr(el, "img")
                 )
             )
-        elif kind == PSC and local == "chapters":
-            _simple_chapters(el, simple_chapters)
-        elif (key := _item_key(kind, local)) is not None:
-            text = _raw_text(el) if key in RAW_KEYS else _text(el)
-            found.setdefault(key, text if key == "guid" else _repair(text, utf8))
-    captured = _capture(item, context)
+        else:
+            return False
+        return True
+
+
+def _scan_item(
+    item: etree._Element, utf8: bool = False, context: ScanContext | None = None
+) -> ItemScan:
+    scanned = _ItemFound()
+    for kind, local, el in _children(item):
+        scanned.add(kind, local, el, utf8)
+    found, transcripts, chapters = scanned.found, scanned.transcripts, scanned.chapters
+    captured = capture(item, context)
     return ItemScan(
         guid=found.get("guid") or _attr(item, RDF_ABOUT),
         explicit=found.get("explicit"),
@@ -368,11 +318,11 @@ def _scan_item(
         transcripts=tuple(transcripts[:MAX_FILES]),
         chapters=tuple(chapters[:MAX_FILES]),
         files_cut=(max(0, len(transcripts) - MAX_FILES), max(0, len(chapters) - MAX_FILES)),
-        persons=tuple(persons),
-        simple_chapters=tuple(simple_chapters),
+        persons=tuple(scanned.persons),
+        simple_chapters=tuple(scanned.simple_chapters),
         tags=captured.tags,
         tags_cut=captured.cut,
-        document=_item_document(item, captured.mislead, context),
+        document=item_document(item, captured.mislead, context),
     )
 
 
@@ -412,44 +362,57 @@ def _raw_text(el: etree._Element) -> str | None:
     return el.text.strip() or None
 
 
-def _scan_channel(
-    channel: etree._Element, utf8: bool = False, context: _Context | None = None
-) -> ChannelScan:
-    found: dict[str, str | None] = {}
-    funding: list[Funding] = []
-    categories: list[str] = []
-    links: list[tuple[str, str]] = []
-    complete = False
-    for kind, local, el in _children(channel):
-        if kind == PODCAST and local in ("guid", "locked"):
-            found.setdefault(local, _text(el))
-        elif kind == PODCAST and local == "funding" and (url := _attr(el, "url")):
-            funding.append(Funding(url, _text(el)))
-        elif kind == ITUNES and local in (
-            "explicit",
-            "new-feed-url",
-            "author",
-            "summary",
-            "subtitle",
-        ):
-            found.setdefault(local, _repair(_text(el), utf8))
+@dataclass(slots=True)
+class _ChannelFound:
+    """What a channel's children said so far (the first of single-valued ones)."""
+
+    found: dict[str, str | None] = field(default_factory=dict)
+    funding: list[Funding] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
+    complete: bool = False
+
+    def add(self, kind: str, local: str, el: etree._Element, utf8: bool) -> None:
+        if kind == PODCAST:
+            self._add_podcast(local, el)
+        elif kind == ITUNES:
+            self._add_itunes(local, el, utf8)
         elif kind in RSS_TEXT_NAMESPACES and local == "description":
-            found.setdefault("description", _repair(_raw_text(el), utf8))
-        elif kind == ITUNES and local == "image":
-            found.setdefault("image", _attr(el, "href") or _attr(el, "url"))
-        elif kind == ITUNES and local == "category":
-            categories.extend(_categories(el, ()))
+            self.found.setdefault("description", _repair(_raw_text(el), utf8))
         elif kind == FEED_HISTORY and local == "complete":
-            complete = True
+            self.complete = True
         elif kind in ATOM_NAMESPACES and local == "link" and (href := _attr(el, "href")):
-            links.append(((_attr(el, "rel") or "alternate").lower(), href))
-    captured = _capture(channel, context)
+            self.links.append(((_attr(el, "rel") or "alternate").lower(), href))
+
+    def _add_podcast(self, local: str, el: etree._Element) -> None:
+        if local in ("guid", "locked"):
+            self.found.setdefault(local, _text(el))
+        elif local == "funding" and (url := _attr(el, "url")):
+            self.funding.append(Funding(url, _text(el)))
+
+    def _add_itunes(self, local: str, el: etree._Element, utf8: bool) -> None:
+        if local in ("explicit", "new-feed-url", "author", "summary", "subtitle"):
+            self.found.setdefault(local, _repair(_text(el), utf8))
+        elif local == "image":
+            self.found.setdefault("image", _attr(el, "href") or _attr(el, "url"))
+        elif local == "category":
+            self.categories.extend(_categories(el, ()))
+
+
+def _scan_channel(
+    channel: etree._Element, utf8: bool = False, context: ScanContext | None = None
+) -> ChannelScan:
+    scanned = _ChannelFound()
+    for kind, local, el in _children(channel):
+        scanned.add(kind, local, el, utf8)
+    found = scanned.found
+    captured = capture(channel, context)
     return ChannelScan(
-        complete=complete,
-        links=tuple(links),
+        complete=scanned.complete,
+        links=tuple(scanned.links),
         guid=found.get("guid"),
         locked=found.get("locked"),
-        funding=tuple(funding),
+        funding=tuple(scanned.funding),
         explicit=found.get("explicit"),
         new_feed_url=found.get("new-feed-url"),
         itunes_author=found.get("author"),
@@ -457,10 +420,10 @@ def _scan_channel(
         description=found.get("description"),
         itunes_summary=found.get("summary"),
         itunes_subtitle=found.get("subtitle"),
-        categories=tuple(dict.fromkeys(categories)),
+        categories=tuple(dict.fromkeys(scanned.categories)),
         tags=captured.tags,
         tags_cut=captured.cut,
-        document=_channel_document(channel, captured.mislead, context),
+        document=channel_document(channel, captured.mislead, context),
     )
 
 
@@ -477,194 +440,6 @@ def _categories(el: etree._Element, parents: tuple[str, ...]) -> Iterator[str]:
 
 
 # extension elements, losslessly (issue #13) --------------------------------------------
-
-
-@dataclass(slots=True)
-class _Context:
-    """What one scan shares between its scopes."""
-
-    root: etree._Element
-    encoding: str  # the body's, for the documents feedparser reads again
-    nested: set[etree._Element] = field(default_factory=set)  # items in extensions
-
-
-@dataclass(frozen=True, slots=True)
-class _Captured:
-    tags: tuple[Tag, ...] = ()
-    cut: bool = False
-    # the scope's extension elements that hold feed vocabulary (RSS, Atom, itunes…)
-    mislead: tuple[etree._Element, ...] = ()
-
-
-def _extension(kind: str) -> bool:
-    """Whether elements of this kind (see _split) are extensions, kept as Tag records."""
-    return kind not in MAPPED_KINDS
-
-
-def _capture(scope: etree._Element, context: _Context | None = None) -> _Captured:
-    """The scope's extension children with their whole subtrees, as flattened Tag records.
-
-    Document order; ``parent`` indexes the same tuple, ``position`` counts among the parent's
-    children. One pass over each captured subtree (no recursion: depth is no cost); after
-    MAX_TAGS records the pass goes on only to find feed vocabulary and nested items.
-    """
-    tags: list[Tag] = []
-    mislead: list[etree._Element] = []
-    cut = False
-    top = 0
-    for child in scope:
-        kind, local = _split(child.tag)
-        if not local or not _extension(kind):
-            continue
-        misleads = False
-        counts: dict[int, int] = {}  # captured children so far, by parent index
-        stack: list[tuple[etree._Element, int | None]] = [(child, None)]
-        while stack:
-            el, parent = stack.pop()
-            if el is not child:
-                el_kind, el_local = _split(el.tag)
-                if not _extension(el_kind):
-                    misleads = True
-                    if (
-                        context is not None
-                        and el_local in ITEM_NAMES
-                        and el_kind in ITEM_NAMESPACES
-                    ):
-                        context.nested.add(el)
-            if len(tags) >= MAX_TAGS:
-                cut = True
-                stack.extend((c, None) for c in reversed(el) if isinstance(c.tag, str))
-                continue
-            if parent is None:
-                position, top = top, top + 1
-            else:
-                position = counts.get(parent, 0)
-                counts[parent] = position + 1
-            index = len(tags)
-            tags.append(_tag(el, parent, position))
-            stack.extend((c, index) for c in reversed(el) if isinstance(c.tag, str))
-        if misleads:
-            mislead.append(child)
-    return _Captured(tuple(tags), cut, tuple(mislead))
-
-
-@functools.lru_cache(maxsize=1024)
-def _qualified(tag: str) -> tuple[str, str]:
-    """(namespace URI as written, local name); an undeclared prefix (left in the tag by
-    lxml's recovery) is the namespace, as ``namespaces.label`` expects."""
-    if tag.startswith("{"):
-        uri, _, local = tag[1:].partition("}")
-        return uri, local
-    prefix, colon, local = tag.partition(":")
-    return (prefix, local) if colon else ("", tag)
-
-
-def _tag(el: etree._Element, parent: int | None, position: int) -> Tag:
-    namespace, name = _qualified(el.tag)
-    return Tag(
-        namespace=namespace,
-        name=name,
-        attributes=tuple(el.attrib.items()),
-        text=_own_text(el),
-        parent=parent,
-        position=position,
-    )
-
-
-def _own_text(el: etree._Element) -> str | None:
-    """The element's text and its children's tails (not their text), stripped; None if empty.
-
-    An entity reference left unresolved counts as written (``&name;``).
-    """
-    if not len(el):
-        text = el.text
-    else:
-        pieces = [el.text or ""]
-        for child in el:
-            if not isinstance(child.tag, str):
-                pieces.append(child.text or "")
-            pieces.append(child.tail or "")
-        text = "".join(pieces)
-    if text is None:
-        return None
-    return text.strip() or None
-
-
-def _channel_document(
-    channel: etree._Element, mislead: tuple[etree._Element, ...], context: _Context | None
-) -> bytes | None:
-    """The feed without items and without ``mislead``: what feedparser should read the
-    channel from. None when nothing misleads (feedparser's first reading stands)."""
-    if not mislead or context is None:
-        return None
-    drop = set(mislead)
-    root = context.root
-    try:
-        top = _shallow(root)
-        if channel is root:
-            _append_kept(top, root, drop)
-        else:
-            for child in root:
-                if child is channel:
-                    _append_kept(_sub(top, channel), channel, drop)
-                elif not _is_item(child):
-                    top.append(copy.deepcopy(child))
-        return _serialize(top, context.encoding)
-    except (etree.LxmlError, ValueError, TypeError):  # odd recovered names: keep the first reading
-        return None
-
-
-def _item_document(
-    item: etree._Element, mislead: tuple[etree._Element, ...], context: _Context | None
-) -> bytes | None:
-    """The item alone inside its ancestors' start tags, without ``mislead``; None when
-    nothing misleads."""
-    if not mislead or context is None:
-        return None
-    try:
-        ancestors = list(item.iterancestors())
-        ancestors.reverse()
-        if not ancestors:
-            return None
-        top = parent = _shallow(ancestors[0])
-        for ancestor in ancestors[1:]:
-            parent = _sub(parent, ancestor)
-        _append_kept(_sub(parent, item), item, set(mislead))
-        return _serialize(top, context.encoding)
-    except (etree.LxmlError, ValueError, TypeError):
-        return None
-
-
-def _shallow(el: etree._Element) -> etree._Element:
-    """A copy of the element's start tag: name, attributes and namespaces; no content."""
-    return etree.Element(el.tag, dict(el.attrib), nsmap=el.nsmap)
-
-
-def _sub(parent: etree._Element, el: etree._Element) -> etree._Element:
-    copied = _shallow(el)
-    parent.append(copied)
-    return copied
-
-
-def _append_kept(target: etree._Element, source: etree._Element, drop: set[etree._Element]) -> None:
-    """Deep copies of ``source``'s children but items and ``drop``, after its text."""
-    target.text = source.text
-    for child in source:
-        if child not in drop and not _is_item(child):
-            target.append(copy.deepcopy(child))
-
-
-def _is_item(el: etree._Element) -> bool:
-    kind, local = _split(el.tag)
-    return local in ITEM_NAMES and kind in ITEM_NAMESPACES
-
-
-def _serialize(root: etree._Element, encoding: str) -> bytes:
-    """The document in the body's encoding (said in its declaration), else in UTF-8."""
-    try:
-        return bytes(etree.tostring(root, encoding=encoding, xml_declaration=True))
-    except (LookupError, ValueError, etree.LxmlError):
-        return bytes(etree.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 def well_formed(skeleton: bytes) -> bool:

@@ -4,8 +4,9 @@ Pure: bytes in, values out, no I/O. :func:`parse_transcript` is the API; it rais
 :class:`~podarchive.core.errors.TranscriptError`, and only for a body with nothing to read (empty,
 binary, or declared/sniffed JSON that is not JSON). Everything else malformed is read as far
 as it goes and reported in ``ParsedTranscript.warnings``: one line per kind of problem, with
-its count and at most :data:`MAX_EXAMPLES` examples, so a broken 2-hour file gives a handful
-of lines, not thousands.
+its count and at most :data:`~.transcript_cues.MAX_EXAMPLES` examples, so a broken 2-hour
+file gives a handful of lines, not thousands. The readers are :mod:`~.transcript_cues` (SRT,
+WebVTT) and :mod:`~.transcript_markup` (JSON, HTML, plain text).
 
 **Format.** The declared media type (the ``type`` attribute of ``podcast:transcript`` or the
 Content-Type) first, then the URL's extension, then the bytes: ``WEBVTT`` → vtt, a ``-->``
@@ -30,21 +31,17 @@ long tokens are refused before any regex sees them, so the work is linear in the
 from __future__ import annotations
 
 import codecs
-import html
-import json
 import math
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 from podarchive.core.errors import TranscriptError
 from podarchive.core.mediatype import WINDOWS_1252_LABELS, decode_counting, parse_content_type
 from podarchive.core.types import ParsedTranscript, TranscriptSegment
+from podarchive.read.transcript_cues import Warnings, parse_srt, parse_vtt
+from podarchive.read.transcript_markup import parse_html, parse_json, parse_text
 
 __all__ = [
     "FORMATS",
-    "MAX_EXAMPLES",
     "MEDIA_TYPES",
     "format_timestamp",
     "media_link",
@@ -72,7 +69,6 @@ _EXTENSIONS = {"srt": "srt", "vtt": "vtt", "json": "json", "html": "html", "htm"
 _EXTENSIONS["txt"] = "text"
 #: Types that say nothing about the format: the bytes decide.
 _GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
-MAX_EXAMPLES = 5
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it starts with the same bytes
@@ -84,53 +80,12 @@ _BOMS = (
 #: Control bytes that never occur in text (NUL..BS, SO..US except ESC, DEL is allowed).
 _CONTROL_BYTES = bytes([*range(0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 _BINARY_SAMPLE = 65536
-_MAX_TIMESTAMP = 32  # characters: anything longer is not a timestamp
 
-_TIMESTAMP_RE = re.compile(r"(?:(\d{1,9}):)?(\d{1,2}):(\d{1,2})(?:[,.](\d{1,9}))?")
-_SECONDS_RE = re.compile(r"\d{1,12}(?:\.\d{1,9})?")
-_VOICE_RE = re.compile(r"<v(?:\.[^\s<>]*)?[ \t]+([^<>]*)>", re.IGNORECASE)
-_TAG_RE = re.compile(r"<[^<>]*>")
-_SRT_TAG_RE = re.compile(r"</?(?:i|b|u|s|font|v)(?:[\s.][^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
-_HTML_TOKEN_RE = re.compile(r"<(/?)(cite|time|p|script|style|br)\b[^<>]*>", re.IGNORECASE)
-#: Beautiful Soup costs ≈ 40 µs a tag: a page with more tags than this (a real 2-hour HTML
-#: transcript has ≈ 10,000) is read by stripping tags instead, so 5 MB of tags take seconds.
-_SOUP_MAX_TAGS = 50_000
 _SRT_SNIFF_RE = re.compile(r"\d{1,2}:\d{1,2}:\d{1,2}[,.]\d{1,3}[ \t]*$")
 _HTML_SNIFF = ("<!doctype html", "<html", "<body", "<p>", "<p ", "<cite", "<time", "<div")
 
 
 # --- warnings --------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Warnings:
-    """Problems by kind, each with a count and at most :data:`MAX_EXAMPLES` examples."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def add(self, kind: str, example: str | None = None, count: int = 1) -> None:
-        self.counts[kind] = self.counts.get(kind, 0) + count
-        shown = self.examples.setdefault(kind, [])
-        if example is not None and len(shown) < MAX_EXAMPLES:
-            shown.append(example if len(example) <= 60 else example[:57] + "...")
-
-    def merge(self, other: _Warnings) -> None:
-        for kind, count in other.counts.items():
-            for example in other.examples[kind]:
-                self.add(kind, example, count=0)
-            self.counts[kind] = self.counts.get(kind, 0) + count
-            self.examples.setdefault(kind, [])
-
-    def lines(self) -> tuple[str, ...]:
-        out = []
-        for kind, count in self.counts.items():
-            shown = self.examples[kind]
-            line = f"{kind}: {count}" if count > 1 or shown else kind
-            if shown:
-                line += " (e.g. " + ", ".join(repr(e) for e in shown) + ")"
-            out.append(line)
-        return tuple(out)
 
 
 # --- the API ----------------------------------------------------------------------------------
@@ -145,7 +100,7 @@ def parse_transcript(
     ``url`` only lends its extension when the type says nothing. Raises
     :class:`TranscriptError` for an empty or binary body (and JSON that does not parse).
     """
-    warnings = _Warnings()
+    warnings = Warnings()
     media_type, charset = parse_content_type(content_type)
     charset = charset.lower() if charset else None
     text = _decode(body, charset, warnings)
@@ -170,13 +125,13 @@ def parse_transcript(
 
 
 def _first_readable(
-    text: str, candidates: list[str], warnings: _Warnings
+    text: str, candidates: list[str], warnings: Warnings
 ) -> tuple[str, list[TranscriptSegment]]:
     """The first format that yields segments (else the first that parses, with none)."""
-    fallback: tuple[str, list[TranscriptSegment], _Warnings] | None = None
+    fallback: tuple[str, list[TranscriptSegment], Warnings] | None = None
     error: TranscriptError | None = None
     for fmt in candidates:
-        tried = _Warnings()
+        tried = Warnings()
         try:
             segments = _PARSERS[fmt](text, tried)
         except TranscriptError as e:
@@ -225,24 +180,16 @@ def _format_from_url(url: str | None) -> str | None:
     return _EXTENSIONS.get(last.rpartition(".")[2].lower()) if "." in last else None
 
 
-def _decode(body: bytes, charset: str | None, warnings: _Warnings) -> str:
+def _decode(body: bytes, charset: str | None, warnings: Warnings) -> str:
     if not body:
         raise TranscriptError("empty transcript")
     for bom, encoding in _BOMS:
         if body.startswith(bom):
             return _replacing(body[len(bom) :], encoding, warnings)
     if charset is not None and not _is_utf8_label(charset):
-        try:
-            codec = codecs.lookup(charset)
-        except LookupError:
-            warnings.add("unknown charset, decoded as UTF-8", charset)
-        else:
-            if codec.name in ("utf-16", "utf-32", "utf-16-le", "utf-16-be"):
-                return _replacing(body, codec.name, warnings)
-            if charset in WINDOWS_1252_LABELS:
-                codec = codecs.lookup("cp1252")  # what these labels mean on the web
-            _refuse_binary(body)
-            return _replacing(body, codec.name, warnings)
+        declared = _decode_declared(body, charset, warnings)
+        if declared is not None:
+            return declared
     utf16 = _utf16_without_bom(body)
     if utf16:
         warnings.add(f"no byte-order mark, decoded as {utf16}")
@@ -259,11 +206,26 @@ def _decode(body: bytes, charset: str | None, warnings: _Warnings) -> str:
     return text
 
 
+def _decode_declared(body: bytes, charset: str, warnings: Warnings) -> str | None:
+    """``body`` in a declared charset other than UTF-8; None (and a warning) if it is unknown."""
+    try:
+        codec = codecs.lookup(charset)
+    except LookupError:
+        warnings.add("unknown charset, decoded as UTF-8", charset)
+        return None
+    if codec.name in ("utf-16", "utf-32", "utf-16-le", "utf-16-be"):
+        return _replacing(body, codec.name, warnings)
+    if charset in WINDOWS_1252_LABELS:
+        codec = codecs.lookup("cp1252")  # what these labels mean on the web
+    _refuse_binary(body)
+    return _replacing(body, codec.name, warnings)
+
+
 def _is_utf8_label(charset: str) -> bool:
     return charset.replace("_", "-") in ("utf-8", "utf8", "unicode-1-1-utf-8")
 
 
-def _replacing(data: bytes, encoding: str, warnings: _Warnings) -> str:
+def _replacing(data: bytes, encoding: str, warnings: Warnings) -> str:
     """``data`` decoded with U+FFFD for each bad sequence, counted in one warning."""
     text, bad = decode_counting(data, encoding)
     if bad:
@@ -318,353 +280,19 @@ def _sniff(text: str) -> str:
 # --- timestamps -------------------------------------------------------------------------------
 
 
-def _timestamp(token: str) -> float | None:
-    """``01:02:03,456``, ``01:02:03.456``, ``02:03.456`` (no hours), ``2:03`` → seconds."""
-    if len(token) > _MAX_TIMESTAMP:
-        return None
-    match = _TIMESTAMP_RE.fullmatch(token)
-    if match is None:
-        return None
-    hours, minutes, secs, fraction = match.groups()
-    if int(minutes) > 59 or int(secs) > 59:
-        return None
-    value = int(hours or 0) * 3600 + int(minutes) * 60 + int(secs)
-    return round(value + (float("0." + fraction) if fraction else 0.0), 3)
-
-
-def _timing(line: str) -> tuple[float, float | None] | None:
-    """The start and end of a ``start --> end [settings]`` line; None when the start is bad.
-
-    A bad end alone gives (start, None)."""
-    left, _, right = line.partition("-->")
-    start = _timestamp(left.strip())
-    if start is None:
-        return None
-    end_token = right.split(None, 1)[0] if right.strip() else ""
-    return start, _timestamp(end_token)
-
-
 # --- SRT and WebVTT ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Cue:
-    start: float | None
-    end: float | None
-    lines: list[str]
-    block_start: int  # index in lines of the first line after the last blank line
-    blank_seen: bool = False  # a blank line since the timing line
-
-
-def _cue_blocks(text: str, vtt: bool, warnings: _Warnings) -> Iterator[_Cue]:
-    """Cues by their timing lines: a line with ``-->`` starts a cue, blank lines separate.
-
-    A one-line block just before a timing line is the cue's number or identifier, so missing
-    numbers, missing blank lines and text with blank lines inside all read sensibly.
-    """
-    lines = text.splitlines()
-    index = 0
-    if vtt and lines and lines[0].lstrip("\ufeff").startswith("WEBVTT"):
-        # the header block: WEBVTT and anything up to the first blank line
-        while index < len(lines) and lines[index].strip():
-            index += 1
-    current: _Cue | None = None
-    skipping = False  # inside a NOTE, STYLE or REGION block
-    after_blank = True
-    for line in lines[index:]:
-        stripped = line.strip()
-        if not stripped:
-            skipping = False
-            after_blank = True
-            if current is not None:
-                current.block_start = len(current.lines)
-                current.blank_seen = True
-            continue
-        if skipping:
-            continue
-        if vtt and after_blank and stripped.split(None, 1)[0] in ("NOTE", "STYLE", "REGION"):
-            skipping = True
-            after_blank = False
-            continue
-        after_blank = False
-        if "-->" in stripped:
-            if current is not None:
-                if _ends_with_identifier(current):
-                    del current.lines[-1]  # the next cue's number or identifier
-                yield current
-            timing = _timing(stripped)
-            if timing is None:
-                warnings.add("bad timing line, cue kept without times", stripped)
-                current = _Cue(None, None, [], 0)
-            else:
-                start, end = timing
-                if end is None:
-                    warnings.add("bad end time, cue kept without an end", stripped)
-                elif end < start:
-                    warnings.add("end before start, end dropped", stripped)
-                    end = None
-                current = _Cue(start, end, [], 0)
-            continue
-        if current is None:
-            if not (stripped.isdigit() or vtt):
-                warnings.add("text before the first cue, dropped", stripped)
-            continue
-        current.lines.append(stripped)
-    if current is not None:
-        yield current
-
-
-def _ends_with_identifier(cue: _Cue) -> bool:
-    """The cue's last line is the next cue's number/identifier: alone after a blank line, or
-    a number right before the timing line when the cue has no blank line at all (blank
-    lines missing between cues)."""
-    lines = cue.lines
-    if cue.blank_seen:
-        return cue.block_start == len(lines) - 1
-    return len(lines) > 1 and lines[-1].isdigit()
-
-
-def _parse_srt(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    segments = []
-    for cue in _cue_blocks(text, vtt=False, warnings=warnings):
-        body = "\n".join(_SRT_TAG_RE.sub("", line).strip() for line in cue.lines).strip()
-        if body:
-            segments.append(TranscriptSegment(cue.start, cue.end, None, body))
-        else:
-            warnings.add("empty cue, dropped")
-    return segments
-
-
-def _parse_vtt(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    segments: list[TranscriptSegment] = []
-    for cue in _cue_blocks(text, vtt=True, warnings=warnings):
-        voiced = list(_voices("\n".join(cue.lines)))
-        if not voiced:
-            warnings.add("empty cue, dropped")
-        for speaker, body in voiced:
-            segments.append(TranscriptSegment(cue.start, cue.end, speaker, body))
-    return segments
-
-
-def _voices(payload: str) -> Iterator[tuple[str | None, str]]:
-    """A cue payload as (speaker, text) runs: a ``<v Name>`` span starts each speaker's run."""
-    parts = _VOICE_RE.split(payload)
-    runs: list[tuple[str | None, str]] = [(None, parts[0])]
-    runs += [(_clean_speaker(parts[i]), parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
-    merged: list[tuple[str | None, str]] = []
-    for speaker, raw in runs:
-        body = _vtt_text(raw)
-        if not body:
-            continue
-        if merged and merged[-1][0] == speaker:
-            merged[-1] = (speaker, merged[-1][1] + "\n" + body)
-        else:
-            merged.append((speaker, body))
-    # text before the first voice span in a cue that has one belongs to nobody in particular
-    yield from merged
-
-
-def _clean_speaker(raw: str) -> str | None:
-    return html.unescape(raw).strip() or None
-
-
-def _vtt_text(raw: str) -> str:
-    """Cue text without tags, entities decoded (no-break spaces as spaces), lines stripped."""
-    if "<" in raw:
-        raw = _TAG_RE.sub("", raw)
-    if "&" in raw:
-        raw = html.unescape(raw).replace("\xa0", " ")
-    lines = (line.strip() for line in raw.split("\n"))
-    return "\n".join(line for line in lines if line)
 
 
 # --- JSON -------------------------------------------------------------------------------------
 
 
-def _parse_json(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise TranscriptError(f"not a JSON transcript: {str(e)[:80]}") from None
-    if isinstance(data, dict):
-        items = data.get("segments")
-        version = data.get("version")
-        if version is not None and not str(version).startswith("1"):
-            warnings.add("unknown JSON transcript version", str(version))
-    else:
-        items = data
-        warnings.add("JSON transcript is not an object, read as a list of segments")
-    if not isinstance(items, list):
-        warnings.add("JSON segments is not a list, no segment read")
-        return []
-    segments = []
-    for item in items:
-        if not isinstance(item, dict):
-            warnings.add("JSON segment is not an object, skipped", repr(item)[:40])
-            continue
-        body = item.get("body")
-        if not isinstance(body, str) or not body.strip():
-            warnings.add("JSON segment without a body, skipped")
-            continue
-        start = _json_time(item.get("startTime"), "startTime", warnings)
-        end = _json_time(item.get("endTime"), "endTime", warnings)
-        if start is not None and end is not None and end < start:
-            warnings.add("end before start, end dropped", f"{start} > {end}")
-            end = None
-        speaker = item.get("speaker")
-        speaker = speaker.strip() or None if isinstance(speaker, str) else None
-        segments.append(TranscriptSegment(start, end, speaker, body.strip()))
-    return segments
-
-
-def _json_time(value: Any, key: str, warnings: _Warnings) -> float | None:
-    if value is None:
-        return None
-    seconds: float | None = None
-    if isinstance(value, bool):
-        seconds = None
-    elif isinstance(value, int | float):
-        try:
-            seconds = float(value)
-        except OverflowError:
-            seconds = None
-    elif isinstance(value, str):
-        token = value.strip()
-        if len(token) <= _MAX_TIMESTAMP and _SECONDS_RE.fullmatch(token):
-            seconds = float(token)
-        else:
-            seconds = _timestamp(token)
-    if seconds is None or not math.isfinite(seconds) or seconds < 0:
-        warnings.add(f"bad {key}, kept without it", repr(value)[:40])
-        return None
-    return round(seconds, 3)
-
-
 # --- HTML and plain text ----------------------------------------------------------------------
 
 
-def _parse_html(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    """The Podcasting 2.0 convention (``<cite>``, ``<time>``, ``<p>``), else the page's text."""
-    segments = _html_convention(text, warnings)
-    if segments:
-        return segments
-    if text.count("<") > _SOUP_MAX_TAGS:
-        warnings.add(f"over {_SOUP_MAX_TAGS} tags, text taken by stripping tags")
-        body = _html_text([_without_scripts(text)])
-    else:
-        from podarchive.read.extract import html_to_text  # bs4 is extract's library
-
-        body = html_to_text(text)
-    return [TranscriptSegment(None, None, None, body)] if body else []
-
-
-def _html_convention(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    """Segments from ``<cite>`` (speaker, carried on), ``<time>`` (the next ``<p>``'s start) and
-    ``<p>`` (the text); empty when the page has neither ``<cite>`` nor ``<time>``.
-
-    A tokenizer over the few tags that matter (linear: negated classes only); other tags are
-    stripped from the text, script and style skipped."""
-    segments: list[TranscriptSegment] = []
-    speaker: str | None = None
-    start: float | None = None
-    seen_marker = False
-    open_tag: str | None = None  # the cite, time, p, script or style whose text we are in
-    buffer: list[str] = []
-    position = 0
-
-    def flush_paragraph() -> None:
-        nonlocal start
-        body = _html_text(buffer)
-        if body:
-            segments.append(TranscriptSegment(start, None, speaker, body))
-        start = None
-
-    for match in _HTML_TOKEN_RE.finditer(text):
-        closing, name = match.group(1) == "/", match.group(2).lower()
-        between = text[position : match.start()]
-        position = match.end()
-        if open_tag in ("script", "style"):
-            if closing and name == open_tag:
-                open_tag = None
-            continue
-        if open_tag is not None:
-            buffer.append(between)
-        if name == "br":
-            buffer.append("\n")
-            continue
-        if not closing:
-            if open_tag == "p":  # an unclosed <p> ends where the next element starts
-                flush_paragraph()
-            open_tag, buffer = name, []
-            continue
-        if name != open_tag:
-            continue
-        content = _html_text(buffer)
-        if name == "cite":
-            seen_marker = True
-            speaker = content.rstrip(":").strip() or None
-        elif name == "time":
-            seen_marker = True
-            start = _timestamp(content) if content else None
-            if start is None:
-                warnings.add("bad <time>, paragraph kept without a start", content)
-        elif name == "p":
-            flush_paragraph()
-        open_tag, buffer = None, []
-    if open_tag == "p":
-        buffer.append(text[position:])
-        flush_paragraph()
-    return segments if seen_marker else []
-
-
-def _html_text(buffer: Iterable[str]) -> str:
-    raw = html.unescape(_TAG_RE.sub("", "".join(buffer))).replace("\xa0", " ")
-    lines = (" ".join(line.split()) for line in raw.split("\n"))
-    return "\n".join(line for line in lines if line)
-
-
-def _without_scripts(text: str) -> str:
-    """``text`` without script and style elements (an unclosed one runs to the end); linear."""
-    lower = text.lower()
-    kept: list[str] = []
-    position = 0
-    while True:
-        starts = [
-            i for i in (lower.find("<script", position), lower.find("<style", position)) if i >= 0
-        ]
-        if not starts:
-            break
-        start = min(starts)
-        kept.append(text[position:start])
-        name = "</script" if lower.startswith("<script", start) else "</style"
-        end = lower.find(name, start)
-        if end < 0:
-            return " ".join(kept)
-        position = lower.find(">", end)
-        position = len(text) if position < 0 else position + 1
-        kept.append(" ")
-    kept.append(text[position:])
-    return "".join(kept)
-
-
-def _parse_text(text: str, warnings: _Warnings) -> list[TranscriptSegment]:
-    """Paragraphs (separated by blank lines) as segments without times."""
-    segments = []
-    paragraph: list[str] = []
-    for line in [*text.splitlines(), ""]:
-        stripped = line.strip()
-        if stripped:
-            paragraph.append(stripped)
-        elif paragraph:
-            segments.append(TranscriptSegment(None, None, None, "\n".join(paragraph)))
-            paragraph = []
-    return segments
-
-
 _PARSERS = {
-    "srt": _parse_srt,
-    "vtt": _parse_vtt,
-    "json": _parse_json,
-    "html": _parse_html,
-    "text": _parse_text,
+    "srt": parse_srt,
+    "vtt": parse_vtt,
+    "json": parse_json,
+    "html": parse_html,
+    "text": parse_text,
 }
