@@ -1,4 +1,4 @@
-"""The shared waiting loop: when to wake (rules.wake) and the loop itself (daemon.wake)."""
+"""The shared waiting loop: when to wake (rules.wake) and the loop itself (daemon.loop)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from podarchive.daemon.loop import ScheduleWatch, Wakeup, run_loop
 from podarchive.daemon.scheduler import CycleResult, Daemon
-from podarchive.daemon.wake import ScheduleWatch, Wakeup, run_loop
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.policy import FOREVER
 from podarchive.rules.wake import (

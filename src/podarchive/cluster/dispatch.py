@@ -30,7 +30,7 @@ from pathlib import Path
 
 from podarchive.cluster.broker import Cluster
 from podarchive.core.errors import BrokerError, ConfigError, one_line
-from podarchive.daemon.wake import Fingerprint, fingerprint, run_loop
+from podarchive.daemon.loop import Fingerprint, fingerprint, run_loop
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.shards import shard_of
 
@@ -153,7 +153,7 @@ class ClusterScheduler:
         """Cycle every ``tick`` seconds until ``stop``; a broker outage is logged and waited
         out (the next cycle tries again), never fatal.
 
-        The daemon's waiting loop (:func:`~podarchive.daemon.wake.run_loop`), woken by
+        The daemon's waiting loop (:func:`~podarchive.daemon.loop.run_loop`), woken by
         ``stop``. The due times are in the broker, where workers publish them at any time,
         so each step looks at them again and none is known here: the loop sleeps a tick.
         """

@@ -5,7 +5,7 @@ feed's schedule, back-off, Retry-After and freshness hints, :mod:`podarchive.rul
 and the main thread sleeps until the earliest of those times, one tick at most (the heartbeat
 and the look at the schedule files), or until something wakes it: a signal, a cycle's end,
 :meth:`Daemon.wake` (for a push notification). The waiting loop is
-:func:`podarchive.daemon.wake.run_loop`, shared with the cluster's scheduler.
+:func:`podarchive.daemon.loop.run_loop`, shared with the cluster's scheduler.
 
 APScheduler does what it is good at here: it runs each update cycle, one at a time, on the
 one thread of its pool (``podarchive-runner_0``), so the archive is never written by two
@@ -32,7 +32,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ConfigError, ScheduleError, one_line
-from podarchive.daemon.wake import Fingerprint, ScheduleWatch, Wakeup, fingerprint, run_loop
+from podarchive.daemon.loop import Fingerprint, ScheduleWatch, Wakeup, fingerprint, run_loop
 from podarchive.read.schedule_files import DEFAULT_EVERY, FeedSchedule
 from podarchive.rules.policy import FOREVER
 from podarchive.rules.wake import due_now, earliest, scheduled_due, seconds_until

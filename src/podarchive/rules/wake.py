@@ -1,6 +1,6 @@
 """When to wake: the pure maths of the daemon's and the cluster scheduler's waits.
 
-Both long-running loops (:func:`podarchive.daemon.wake.run_loop`) sleep until the earliest
+Both long-running loops (:func:`podarchive.daemon.loop.run_loop`) sleep until the earliest
 time a feed is due, but never longer than one tick (the heartbeat, the look at the schedule
 files), and wake early when their wake-up is set (a signal, a reload, a cycle's end, later a
 push notification). The due times themselves are the archive's (:mod:`~.policy`):
