@@ -18,7 +18,6 @@ What each attack produces (asserted below, decided from what happens):
 from __future__ import annotations
 
 import sqlite3
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -108,15 +107,12 @@ def test_entity_expansion_through_the_pipeline(
     site.serve("/bomb.xml", body)
     db = tmp_path / "a.db"
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         report = run(db, site.url("/bomb.xml"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - start
-    assert elapsed < 10
-    assert peak < 64 * 1024 * 1024
+    assert peak < 64 * 1024 * 1024  # no expansion: the memory, not a stopwatch, shows it
     (feed,) = report.feeds
     assert feed.ok, feed.error  # archived: the references stay unexpanded
     assert any(w.startswith("malformed XML, recovered") for w in feed.warnings)
@@ -132,13 +128,11 @@ def test_entity_expansion_through_the_pipeline(
 @pytest.mark.parametrize("body", [BILLION_LAUGHS, QUADRATIC], ids=["billion-laughs", "quadratic"])
 def test_entity_expansion_in_parse_feed(body: str) -> None:
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         feed = parse_feed(body.encode())
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - start < 10
     assert peak < 64 * 1024 * 1024
     (episode,) = feed.episodes
     for value in (feed.channel.title, episode.title, episode.notes_html, episode.summary):
