@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -201,6 +201,10 @@ def test_a_schedule_entry_reaches_the_worker_whole() -> None:
         pages=False,
         user_agent="ua",
         transcripts=False,
+        media=True,
+        media_types=("video",),
+        media_since=date(2024, 1, 31),
+        media_versions=2,
     )
     assert schedule_from_message(json.loads(json.dumps(schedule_to_message(entry)))) == entry
 

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -133,11 +133,14 @@ def queue_name(shard: int) -> str:
 
 
 def schedule_to_message(schedule: FeedSchedule) -> dict[str, Any]:
-    """A schedule entry as JSON values (timedeltas as seconds)."""
+    """A schedule entry as JSON values (timedeltas as seconds, a date as ISO text)."""
     values = asdict(schedule)
     for name in ("every", "page_every"):
         value = values[name]
         values[name] = None if value is None else value.total_seconds()
+    since = values.get("media_since")
+    values["media_since"] = None if since is None else since.isoformat()
+    values["media_types"] = list(values.get("media_types", ()))
     return values
 
 
@@ -149,6 +152,10 @@ def schedule_from_message(values: dict[str, Any]) -> FeedSchedule:
     for name in ("every", "page_every"):
         if kwargs.get(name) is not None:
             kwargs[name] = timedelta(seconds=float(kwargs[name]))
+    if kwargs.get("media_since") is not None:
+        kwargs["media_since"] = date.fromisoformat(kwargs["media_since"])
+    if "media_types" in kwargs:
+        kwargs["media_types"] = tuple(kwargs["media_types"])
     return FeedSchedule(**kwargs)
 
 

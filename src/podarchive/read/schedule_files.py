@@ -10,6 +10,7 @@ A schedule file is TOML in ``schedules/``, holding one or more ``[[feed]]`` tabl
     page_every = "1d"     # re-check archived episode pages this often (default: by age)
     transcripts = true    # fetch the episodes' podcast:transcript files
     chapters = true       # fetch the episodes' podcast:chapters files
+    media = true          # keep the episodes' audio and video (docs/schedules.md: media_*)
 
 Every mistake is reported as one :class:`ScheduleError` naming the file and the key.
 Polling more often than once a minute (:data:`MIN_EVERY`) is refused unless ``allow_fast``
@@ -28,7 +29,8 @@ import shutil
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -37,25 +39,30 @@ from podarchive.core.errors import PodarchiveError, ScheduleError, safe_label, s
 from podarchive.core.settings import user_agent_problem
 from podarchive.core.urls import feed_url_problem, normalize_url
 from podarchive.rules.cron import validate_cron
+from podarchive.rules.media import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_VERSIONS,
+    MEDIA_KINDS,
+    MediaChoice,
+    MediaKind,
+    check_media_count,
+    check_media_since,
+    check_media_types,
+)
 from podarchive.rules.recheck import check_page_every
 
 DEFAULT_EVERY = timedelta(hours=1)
 MIN_EVERY = timedelta(seconds=60)  # the floor of ``every``, unless allow_fast
 MAX_INTERVAL = timedelta(days=365)  # the ceiling of every interval (every, page_every, options)
-_FLAGS = frozenset({"pages", "allow_private_hosts", "transcripts", "chapters"})
+_FLAGS = frozenset(
+    {"pages", "allow_private_hosts", "transcripts", "chapters", "media", "media_alternates"}
+)
+#: The media keys that are whole numbers (an OPML attribute's text is read as one).
+_MEDIA_COUNTS = ("media_max_bytes", "media_versions")
 FEED_KEYS = frozenset(
-    {
-        "url",
-        "name",
-        "every",
-        "cron",
-        "pages",
-        "user_agent",
-        "allow_private_hosts",
-        "page_every",
-        "transcripts",
-        "chapters",
-    }
+    {"url", "name", "every", "cron", "pages", "user_agent", "allow_private_hosts"}
+    | {"page_every", "transcripts", "chapters", "media", "media_types", "media_alternates"}
+    | {"media_since", *_MEDIA_COUNTS}
 )
 _T = TypeVar("_T")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -77,12 +84,29 @@ class FeedSchedule:
     page_every: timedelta | None = None  # episode-page re-checks; None: recheck's age rule
     transcripts: bool = True  # fetch podcast:transcript files
     chapters: bool = True  # fetch podcast:chapters files
+    media: bool = False  # keep the episodes' media (#26); media_*: which, rules.media
+    media_types: tuple[MediaKind, ...] = MEDIA_KINDS  # in MEDIA_KINDS' order
+    media_alternates: bool = False
+    media_since: date | None = None
+    media_max_bytes: int = DEFAULT_MAX_BYTES
+    media_versions: int = DEFAULT_VERSIONS
     source: str = ""  # the file it came from ("" for ad hoc feeds)
 
     @property
     def label(self) -> str:
         """The name (else the URL) for messages: escaped and shortened (:func:`safe_label`)."""
         return safe_label(self.name) if self.name else safe_url(self.url)
+
+    def media_choice(self) -> MediaChoice:
+        """The entry's media keys, as :func:`podarchive.rules.media.wanted_media` takes them."""
+        return MediaChoice(
+            media=self.media,
+            media_types=frozenset(self.media_types),
+            media_alternates=self.media_alternates,
+            media_since=self.media_since,
+            media_max_bytes=self.media_max_bytes,
+            media_versions=self.media_versions,
+        )
 
 
 def parse_interval(text: str) -> timedelta:
@@ -242,8 +266,26 @@ def _feed_from_table(
         page_every=page_every,
         transcripts=get("transcripts", bool, True),
         chapters=get("chapters", bool, True),
+        media=get("media", bool, False),
+        media_alternates=get("media_alternates", bool, False),
+        **_media_keys(path, at, table),
         source=path,
     )
+
+
+def _media_keys(path: str, at: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The media keys of a feed's table that are not flags, checked (rules.media); a bad one
+    is a ScheduleError naming it (``feed[0].media_types``)."""
+    checks: dict[str, Callable[[Any], Any]] = {
+        "media_types": check_media_types,
+        "media_since": check_media_since,
+        **{key: partial(check_media_count, key) for key in _MEDIA_COUNTS},
+    }
+    return {
+        key: _checked(path, f"{at}{key}", partial(check, table[key]))
+        for key, check in checks.items()
+        if key in table
+    }
 
 
 def _checked(path: str, key: str, check: Callable[[], _T]) -> _T:
@@ -271,10 +313,10 @@ def _toml_escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def _settings(feed: FeedSchedule) -> list[tuple[str, str | bool]]:
+def _settings(feed: FeedSchedule) -> list[tuple[str, Any]]:
     """``feed``'s settings but its URL and name, in order: ``every`` (or ``cron``),
     ``pages``, then each other one that is not the default."""
-    found: list[tuple[str, str | bool]] = []
+    found: list[tuple[str, Any]] = []
     if feed.cron:
         found.append(("cron", feed.cron))
     elif feed.every is not None:
@@ -287,7 +329,34 @@ def _settings(feed: FeedSchedule) -> list[tuple[str, str | bool]]:
         found.append(("allow_private_hosts", True))
     if feed.user_agent:
         found.append(("user_agent", feed.user_agent))
-    return found
+    return found + _media_settings(feed)
+
+
+def _media_settings(feed: FeedSchedule) -> list[tuple[str, Any]]:
+    """``feed``'s media keys that are not the defaults, in the order docs/schedules.md has."""
+    default = FeedSchedule(url="")
+    keys = ("media", "media_types", "media_alternates", "media_since", *_MEDIA_COUNTS)
+    return [(k, getattr(feed, k)) for k in keys if getattr(feed, k) != getattr(default, k)]
+
+
+def _toml_value(value: Any) -> str:
+    """A setting's value as TOML: true/false, a number, a date, a list of strings, a string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | date):
+        return str(value) if isinstance(value, int) else value.isoformat()
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_string(item) for item in value) + "]"
+    return _toml_string(value)
+
+
+def _option_text(value: Any) -> str:
+    """A setting's value as an OPML attribute's text (a list: comma-separated)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    return value.isoformat() if isinstance(value, date) else str(value)
 
 
 def render_schedule(feed: FeedSchedule) -> str:
@@ -295,9 +364,7 @@ def render_schedule(feed: FeedSchedule) -> str:
     lines = ["[[feed]]", f"url = {_toml_string(feed.url)}"]
     if feed.name:
         lines.append(f"name = {_toml_string(feed.name)}")
-    for key, value in _settings(feed):
-        text = ("true" if value else "false") if isinstance(value, bool) else _toml_string(value)
-        lines.append(f"{key} = {text}")
+    lines += [f"{key} = {_toml_value(value)}" for key, value in _settings(feed)]
     return "\n".join(lines) + "\n"
 
 
@@ -308,7 +375,7 @@ def feed_options(feed: FeedSchedule) -> tuple[tuple[str, str], ...]:
     """``feed``'s settings that are not the defaults, as text: the ``podarchive:`` attributes
     of its OPML outline (``(("every", "30m"), ("pages", "false"))``)."""
     return tuple(
-        (key, ("true" if value else "false") if isinstance(value, bool) else value)
+        (key, _option_text(value))
         for key, value in _settings(feed)
         if (key, value) not in _DEFAULTS
     )
@@ -335,6 +402,8 @@ def feed_from_options(
             if text.strip() not in ("true", "false"):
                 raise ScheduleError(path, "must be true or false", f"{where}:{key}")
             table[key] = text.strip() == "true"
+        elif key in _MEDIA_COUNTS and re.fullmatch(r"[0-9]{1,20}", text.strip()):
+            table[key] = int(text.strip())
     return _feed_from_table(path, where, table, allow_fast, dot=":")
 
 

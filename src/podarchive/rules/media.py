@@ -16,6 +16,7 @@ Plain values in, plain values out; no I/O, no clock (``now`` is passed in):
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,10 +25,13 @@ from posixpath import splitext
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
+from podarchive.core.errors import shorten
 from podarchive.core.mediatype import parse_content_type
 from podarchive.core.types import Enclosure
 
 GiB = 1024**3
+MAX_MEDIA_BYTES = 1024 * GiB  # the ceiling of media_max_bytes (1 TiB)
+MAX_MEDIA_VERSIONS = 1000  # the ceiling of media_versions
 MediaKind = Literal["audio", "video"]
 MEDIA_KINDS: tuple[MediaKind, ...] = ("audio", "video")
 DEFAULT_MAX_BYTES = 2 * GiB
@@ -65,6 +69,45 @@ class MediaTarget:
     kind: MediaKind
     source: Literal["enclosure", "alternate"] = "enclosure"
     skipped: str | None = None  # why it is not fetched (one line)
+
+
+def check_media_types(value: object) -> tuple[MediaKind, ...]:
+    """A schedule's ``media_types``: a list of ``"audio"`` and ``"video"`` (or one of them, or
+    both comma-separated, as text), not empty; returned in :data:`MEDIA_KINDS`' order, once
+    each. Anything else is a ValueError (one line)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",")]
+    expected = 'must be a list of "audio" and "video"'
+    if not isinstance(value, list) or not value:
+        raise ValueError(expected)
+    for item in value:
+        if item not in MEDIA_KINDS:
+            shown = shorten(str(item), 20) if isinstance(item, str) else type(item).__name__
+            raise ValueError(f"{expected}, not {shown!r}")
+    return tuple(kind for kind in MEDIA_KINDS if kind in value)
+
+
+def check_media_since(value: object) -> date:
+    """A schedule's ``media_since``: a TOML date (``2024-01-31``) or such text; a date with a
+    time, or anything else, is a ValueError."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value.strip()):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass  # 2024-02-30
+    shown = f", not {shorten(value, 30)!r}" if isinstance(value, str) else ""
+    raise ValueError(f"must be a date (YYYY-MM-DD){shown}")
+
+
+def check_media_count(key: str, value: object) -> int:
+    """``media_max_bytes`` (1 to :data:`MAX_MEDIA_BYTES`) or ``media_versions`` (1 to
+    :data:`MAX_MEDIA_VERSIONS`): a whole number in range, else a ValueError."""
+    high = MAX_MEDIA_BYTES if key == "media_max_bytes" else MAX_MEDIA_VERSIONS
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise ValueError(f"must be a whole number from 1 to {high}")
+    return value
 
 
 def media_kind(content_type: str | None, url: str) -> MediaKind | None:
