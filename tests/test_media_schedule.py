@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from commands import invoke
 
 from podarchive.core.errors import ScheduleError
 from podarchive.read.opml import OpmlFeed, parse_opml, render_opml
@@ -19,6 +20,7 @@ from podarchive.read.schedule_files import (
     update_schedule,
 )
 from podarchive.rules.media import GiB, MediaChoice
+from podarchive.tasks.subscribe import add_feed
 
 URL = "https://x.example/f"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -158,3 +160,63 @@ def test_update_keeps_the_media_keys(tmp_path: Path) -> None:
     (new,) = load_schedules(tmp_path)
     assert (new.media, new.media_types, new.media_versions) == (True, ("audio",), 5)
     assert "media_versions = 5" in path.read_text()
+
+
+# add --media ---------------------------------------------------------------------------------
+
+
+def test_add_feed_writes_media(tmp_path: Path) -> None:
+    report = add_feed(tmp_path, URL, name="M", media=True, check=False)
+    assert Path(report.path).read_text().endswith("pages = true\nmedia = true\n")
+    (feed,) = load_schedules(tmp_path)
+    assert feed.media_choice().media
+    again = add_feed(tmp_path, URL, media=False, check=False, given={"media"})
+    assert again.changed == ("media back to its default",)
+    assert again.action == "updated"
+    assert not load_schedules(tmp_path)[0].media
+
+
+def test_add_media_on_the_command_line(tmp_path: Path) -> None:
+    schedules = tmp_path / "schedules"
+    where = ["--no-check", "--schedules", str(schedules)]
+    code, out, err = invoke("add", URL, "--name", "M", "--media", *where)
+    assert (code, err) == (0, "")
+    path = schedules / "m.toml"
+    assert out == f"added {URL} to {path}\n"
+    assert path.read_text() == (
+        f'[[feed]]\nurl = "{URL}"\nname = "M"\nevery = "1h"\npages = true\nmedia = true\n'
+    )
+    # the other media keys, written by hand, are kept when media is switched off and on
+    path.write_text(path.read_text() + 'media_types = ["audio"]\n')
+    code, out, _ = invoke("add", URL, "--no-media", *where)
+    assert (code, out) == (
+        0,
+        f"updated {URL} in {path}: media back to its default (other settings kept)\n",
+    )
+    assert (load_schedules(schedules)[0].media, load_schedules(schedules)[0].media_types) == (
+        False,
+        ("audio",),
+    )
+    code, out, _ = invoke("add", URL, "--media", *where)
+    assert (code, out) == (0, f"updated {URL} in {path}: media = true (other settings kept)\n")
+    code, out, _ = invoke("add", "https://x.example/other", "--name", "O", *where)
+    assert code == 0
+    assert "media" not in (schedules / "o.toml").read_text()
+
+
+def test_export_and_import_carry_the_media_keys(tmp_path: Path) -> None:
+    schedules, other = tmp_path / "schedules", tmp_path / "other"
+    schedules.mkdir()
+    write(
+        schedules,
+        "a.toml",
+        f'[[feed]]\nurl = "{URL}"\nmedia = true\nmedia_types = ["video"]\n'
+        "media_since = 2024-01-31\nmedia_max_bytes = 5000\n",
+    )
+    opml = tmp_path / "feeds.opml"
+    assert invoke("export", "-o", str(opml), "--schedules", str(schedules))[0] == 0
+    assert 'podarchive:media_types="video"' in opml.read_text()
+    code, _, err = invoke("import", str(opml), "--no-check", "--schedules", str(other))
+    assert (code, err) == (0, "")
+    (before,), (after,) = load_schedules(schedules), load_schedules(other)
+    assert after.media_choice() == before.media_choice()

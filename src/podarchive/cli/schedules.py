@@ -60,6 +60,12 @@ def options_named() -> Iterator[None]:
     help="The User-Agent to send for this feed (for hosts that refuse unknown agents).",
 )
 @click.option(
+    "--media/--no-media",
+    default=False,
+    help="Keep the episodes' audio and video (writes media = true; the other media_* keys: "
+    "docs/schedules.md).  [default: no media]",
+)
+@click.option(
     "--no-check", is_flag=True, help="Write the schedule without fetching URL to check it."
 )
 @click.option(
@@ -77,7 +83,7 @@ def add(url: str, no_check: bool, allow_fast: bool, schedules_dir: Path, **optio
     URL may be the feed or a web page that announces it (<link rel="alternate">): the feed
     is fetched first to check it (and to name it), unless --no-check. Every option given is
     written into the schedule entry (--allow-private-hosts as allow_private_hosts = true,
-    --no-pages as pages = false, and so on).
+    --no-pages as pages = false, --media as media = true, and so on).
 
     A URL already scheduled is not added twice: the options given update its entry, in
     its file, and its other settings are kept (one line says what changed; no fetch).

@@ -85,6 +85,7 @@ def add_feed(
     chapters: bool = True,
     user_agent: str | None = None,
     allow_private_hosts: bool = False,
+    media: bool = False,
     given: Collection[str] = (),
     check: bool = True,
     allow_fast: bool = False,
@@ -99,8 +100,9 @@ def add_feed(
     at once when the feed was found on a web page.
 
     A URL already scheduled is not fetched: the fields named in ``given`` (schedule-entry
-    fields: ``every``, ``name``, ``pages``…; ``every`` and ``cron`` replace each other)
-    change its entry in its file, its other settings kept.
+    fields: ``every``, ``name``, ``pages``, ``media``…; ``every`` and ``cron`` replace each
+    other) change its entry in its file, its other settings kept (``media_types`` and the
+    other media keys too: ``media`` switches them on or off).
     """
     wanted = FeedSchedule(  # checked in this order: URL, every/cron, page_every, user_agent
         url=check_url(url),
@@ -113,6 +115,7 @@ def add_feed(
         allow_private_hosts=allow_private_hosts,
         transcripts=transcripts,
         chapters=chapters,
+        media=media,
     )
     entry, found_on = wanted, None
     scheduled = find_schedule(schedules_dir, entry.url, allow_fast=allow_fast)
@@ -194,8 +197,14 @@ def _update_entry(
     if not changes:
         return AddReport("scheduled", scheduled.url, scheduled.source)
     updated = dataclasses.replace(scheduled, **changes)
-    before = render_schedule(scheduled).splitlines()
-    changed = [line for line in render_schedule(updated).splitlines() if line not in before]
+    before, after = render_schedule(scheduled).splitlines(), render_schedule(updated).splitlines()
+    changed = [line for line in after if line not in before]
+    keys = {line.partition(" = ")[0] for line in after}
+    changed += [  # a key given and gone: back to its default (--no-media)
+        f"{key} back to its default"
+        for key in (line.partition(" = ")[0] for line in before)
+        if key in given and key not in keys
+    ]
     if not changed:
         return AddReport("unchanged", scheduled.url, scheduled.source)
     path = update_schedule(scheduled, updated, allow_fast=allow_fast)
