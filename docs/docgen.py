@@ -45,6 +45,7 @@ LAYERS = (
 HELP_WIDTH = 100
 
 MiB = 1024 * 1024
+GiB = 1024 * MiB
 
 
 # the CLI reference ------------------------------------------------------------------------
@@ -91,6 +92,10 @@ def _default(f: dataclasses.Field[Any]) -> str:
         return "true" if value else "false"
     if isinstance(value, float) and value == int(value):
         return str(int(value))
+    if isinstance(value, str) and not value:
+        return "empty"
+    if isinstance(value, int) and value >= GiB and value % GiB == 0:
+        return f"{value} ({value // GiB} GiB)"
     if isinstance(value, int) and value >= MiB and value % MiB == 0:
         return f"{value} ({value // MiB} MiB)"
     return str(value)

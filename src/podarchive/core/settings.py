@@ -16,6 +16,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from podarchive import USER_AGENT
@@ -26,6 +27,8 @@ MiB = 1024 * 1024
 
 MAX_USER_AGENT = 500  # characters of a User-Agent, the run's or a schedule entry's
 GiB = 1024 * MiB
+TiB = 1024 * GiB
+MEDIA_FOLDER = "media"  # the media folder's name beside the archive, by default
 
 
 def _setting(default: Any, help: str, low: float | None = None, high: float | None = None) -> Any:
@@ -105,6 +108,14 @@ class Settings:
         True,
         "Parse only the items of a changed feed body whose raw bytes are new (off: parse all).",
     )
+    media_dir: str = _setting(
+        "",
+        "Folder the episodes' media files are kept in (empty: `media` beside the archive file).",
+    )
+    media_budget: int = _setting(
+        5 * GiB, "Most bytes of media one run downloads, over all feeds.", 0, 1024 * TiB
+    )
+    media_concurrency: int = _setting(2, "Media downloads in flight at once.", 1, 16)
 
     def __post_init__(self) -> None:
         for f in setting_fields():
@@ -116,6 +127,14 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
 
+def media_dir_for(db_path: Path | str, settings: Settings) -> Path:
+    """The folder of the archive at ``db_path``'s media: ``settings.media_dir`` (``~``
+    expanded; relative: to the working directory), else ``media`` beside the archive file."""
+    if settings.media_dir:
+        return Path(settings.media_dir).expanduser()
+    return Path(db_path).parent / MEDIA_FOLDER
+
+
 def setting_fields() -> tuple[dataclasses.Field[Any], ...]:
     return dataclasses.fields(Settings)
 
@@ -125,6 +144,8 @@ def range_text(f: dataclasses.Field[Any]) -> str:
     low, high = f.metadata["range"]
     if f.name == "user_agent":
         return f"printable text, at most {MAX_USER_AGENT} characters"
+    if f.name == "media_dir":
+        return "a folder's path"
     return "" if low is None else f"{_number(low)} to {_number(high)}"
 
 
@@ -137,6 +158,8 @@ def setting_problem(f: dataclasses.Field[Any], value: Any) -> str | None:
     one). Numbers must be in the field's range; the user agent printable, not too long."""
     if f.name == "user_agent":
         return user_agent_problem(value)
+    if f.name == "media_dir":
+        return "not a path (it holds a NUL)" if "\x00" in value else None
     low, high = f.metadata["range"]
     if low is None or isinstance(value, bool):
         return None
