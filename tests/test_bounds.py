@@ -133,6 +133,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "move_after_polls": (1, 1000),
     "move_after_days": (0, 365),
     "processes": (0, 256),
+    "media_budget": (0, 1024**5),
+    "media_concurrency": (1, 16),
 }
 FIELDS = {f.name: f for f in setting_fields()}
 
