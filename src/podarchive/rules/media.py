@@ -27,9 +27,9 @@ from urllib.parse import unquote, urlsplit
 
 from podarchive.core.errors import shorten
 from podarchive.core.mediatype import parse_content_type
+from podarchive.core.settings import GiB
 from podarchive.core.types import Enclosure
 
-GiB = 1024**3
 MAX_MEDIA_BYTES = 1024 * GiB  # the ceiling of media_max_bytes (1 TiB)
 MAX_MEDIA_VERSIONS = 1000  # the ceiling of media_versions
 MediaKind = Literal["audio", "video"]
