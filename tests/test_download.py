@@ -85,6 +85,27 @@ def test_resume_sends_only_the_remainder(
         ("bytes=300000-", '"m1"', 206, 700_000)
     ]
     assert partial.read_bytes() == BODY
+    assert not validator_path(partial).exists()  # complete
+
+
+def test_validator_given_by_the_caller_is_kept_for_the_next_resume(
+    site: LoopbackSite, fetcher: Fetcher, tmp_path: Path
+) -> None:
+    media = MediaFile(BODY)
+    url, partial = serve(site, media), tmp_path / "ep"
+    partial.write_bytes(BODY[:100_000])
+    stop = threading.Event()
+    media.after_first_chunk = stop.set
+    media.gap = 0.01
+    first = download(
+        fetcher, url, partial, records=[], max_bytes=10**7, resume_validator='"m1"', stop=stop
+    )
+    assert (first.status, first.stopped) == (206, "stopped")
+    assert validator_path(partial).read_text() == '"m1"'
+    media.gap = 0
+    d = download(fetcher, url, partial, records=[], max_bytes=10**7)
+    assert (d.status, d.complete, d.size) == (206, True, len(BODY))
+    assert partial.read_bytes() == BODY
 
 
 def test_server_that_ignores_range_restarts_from_zero(

@@ -315,8 +315,7 @@ def _stream(
 ) -> Download:
     """Write the body from byte ``start`` of the partial file, chunk by chunk, then fsync."""
     job.partial.parent.mkdir(parents=True, exist_ok=True)
-    if start == 0:
-        _save_validator(job.partial, headers)
+    _save_validator(job.partial, headers, keep_old=start > 0)
     stopped: str | None = None
     with open(job.partial, "r+b" if start else "wb") as f:
         f.seek(start)
@@ -409,13 +408,15 @@ def _saved_validator(partial: Path) -> str | None:
     return text or None
 
 
-def _save_validator(partial: Path, headers: dict[str, str]) -> None:
-    """Keep the new body's validator (a strong ETag, else Last-Modified) beside it, or none."""
+def _save_validator(partial: Path, headers: dict[str, str], *, keep_old: bool) -> None:
+    """Keep the body's validator (a strong ETag, else Last-Modified) beside it; with none,
+    remove the old one unless ``keep_old`` (a 206 continues the body the old one names)."""
     etag = headers.get("etag", "")
     validator = etag if etag and not etag.startswith("W/") else headers.get("last-modified")
     path = validator_path(partial)
     if not validator:
-        path.unlink(missing_ok=True)
+        if not keep_old:
+            path.unlink(missing_ok=True)
         return
     with open(path, "w", encoding="utf-8") as f:
         f.write(validator)
