@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -190,3 +191,110 @@ def serve_pytorch(site: LoopbackSite, *, prefix: str = "/pytorch") -> str:
             content_type="text/html; charset=utf-8",
         )
     return site.url(f"{prefix}/feed.xml")
+
+
+@dataclass
+class Sent:
+    """One request a :class:`MediaFile` answered: its Range and If-Range, what it sent."""
+
+    range: str | None
+    if_range: str | None
+    status: int = 0
+    bytes: int = 0
+
+
+class MediaFile:
+    """A ``LoopbackSite.handle`` handler serving a media file with ``Range`` + ``If-Range``.
+
+    ``ranges=False`` plays a server that ignores Range; ``length=False`` one that sends no
+    Content-Length (the body ends when the connection closes). ``sent`` logs every request.
+    Hooks for interrupted transfers, all on the server's side: ``after_first_chunk`` is called
+    once the first chunk is written; at ``hold_at`` bytes into a response the server sets
+    ``held`` and waits (at most 30 s) for ``release``; ``gap`` seconds pass between chunks.
+    """
+
+    def __init__(
+        self,
+        body: bytes,
+        *,
+        etag: str | None = '"m1"',
+        last_modified: str | None = None,
+        ranges: bool = True,
+        length: bool = True,
+        chunk: int = 1 << 16,
+        content_type: str = "audio/mpeg",
+    ) -> None:
+        self.body, self.etag, self.last_modified = body, etag, last_modified
+        self.ranges, self.length, self.chunk = ranges, length, chunk
+        self.content_type = content_type
+        self.sent: list[Sent] = []
+        self.after_first_chunk: Callable[[], None] | None = None
+        self.hold_at: int | None = None
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.gap = 0.0
+
+    def __call__(self, h: BaseHTTPRequestHandler) -> None:
+        request = {k.lower(): v for k, v in h.headers.items()}
+        log = Sent(request.get("range"), request.get("if-range"))
+        self.sent.append(log)
+        headers = {"Content-Type": self.content_type}
+        if self.etag:
+            headers["ETag"] = self.etag
+        if self.last_modified:
+            headers["Last-Modified"] = self.last_modified
+        if self.etag and request.get("if-none-match") == self.etag:
+            log.status = 304
+            _send(h, 304, b"", headers)
+            return
+        start = self._range_start(request)
+        size = len(self.body)
+        if start is not None and start >= size:
+            log.status = 416
+            _send(h, 416, b"", {"Content-Range": f"bytes */{size}"})
+            return
+        log.status = 200 if start is None else 206
+        if start is not None:
+            headers["Content-Range"] = f"bytes {start}-{size - 1}/{size}"
+        self._stream(h, log, start or 0, headers)
+
+    def _range_start(self, request: dict[str, str]) -> int | None:
+        value = request.get("range", "")
+        if not self.ranges or not value.startswith("bytes=") or not value.endswith("-"):
+            return None
+        if_range = request.get("if-range")
+        if if_range is not None and if_range not in (self.etag, self.last_modified):
+            return None
+        return int(value[len("bytes=") : -1])
+
+    def _stream(
+        self, h: BaseHTTPRequestHandler, log: Sent, start: int, headers: dict[str, str]
+    ) -> None:
+        h.send_response(log.status)
+        for name, value in headers.items():
+            h.send_header(name, value)
+        if self.length:
+            h.send_header("Content-Length", str(len(self.body) - start))
+        else:
+            h.send_header("Connection", "close")
+            h.close_connection = True
+        h.end_headers()
+        position = start
+        try:
+            while position < len(self.body):
+                if self.hold_at is not None and position - start >= self.hold_at:
+                    self.held.set()
+                    self.release.wait(30)
+                    self.hold_at = None
+                piece = self.body[position : position + self.chunk]
+                h.wfile.write(piece)
+                h.wfile.flush()
+                position += len(piece)
+                log.bytes += len(piece)
+                if self.after_first_chunk is not None:
+                    callback, self.after_first_chunk = self.after_first_chunk, None
+                    callback()
+                if self.gap:
+                    time.sleep(self.gap)
+        except OSError:  # the client went away
+            h.close_connection = True
