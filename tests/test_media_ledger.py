@@ -13,7 +13,7 @@ import pytest
 
 from podarchive.core.errors import StorageError
 from podarchive.core.types import EpisodeWrite, FetchRecord
-from podarchive.store import Archive, FeedSave, MediaState, check_archive
+from podarchive.store import Archive, FeedSave, MediaState, check_archive, transplant
 
 NOW = "2026-12-02T12:00:00Z"
 LATER = "2026-12-03T12:00:00Z"
@@ -213,3 +213,74 @@ def test_a_ledger_passes_check(archive: Archive, tmp_path: Path) -> None:
             "AND url = 'u' AND sha256 = 's'"
         ).fetchall()
     assert "idx_episode_media_episode_id_url_sha256" in str(plan)
+
+
+def test_reshard_moves_ledger_rows_with_their_feed(tmp_path: Path) -> None:
+    """transplant: versions, fetches and states go with their episode; a payload (by its
+    SHA-256, never offset) with the rows that use it, once per archive, with its audits."""
+    source = tmp_path / "source.db"
+    with Archive(source) as archive:
+        for n, url in enumerate(("https://one.example/feed", "https://two.example/feed")):
+            feed = archive.ensure_feed(url, f"Show {n}", NOW)
+            archive.save_feed(
+                FeedSave(
+                    feed.id, {"title": f"Show {n}"},
+                    [episode(f"k{n}", NOW, f"https://cdn.example/{n}.mp3")],
+                    status=200, etag=None, last_modified=None, content_hash=f"h{n}", now=NOW,
+                    records=[],
+                )
+            )  # fmt: skip
+        one, two = (r[0] for r in archive.db.execute("SELECT id FROM episodes ORDER BY id"))
+        archive.record_payload(SHA[1], 10, "audio/mpeg", ".mp3", NOW)  # both episodes' bytes
+        archive.record_payload(SHA[2], 20, "audio/mpeg", ".mp3", NOW)  # only the second's
+        archive.record_payload(SHA[3], 30, "audio/mpeg", ".mp3", NOW)  # nobody's any more
+        for episode_id, n, sha in ((one, 0, SHA[1]), (two, 1, SHA[1]), (two, 1, SHA[2])):
+            url = f"https://cdn.example/{n}.mp3"
+            archive.add_media_version(episode_id, url, sha, NOW)
+            archive.record_media_fetch(episode_id, url, outcome="stored", now=NOW, sha256=sha)
+            archive.set_media_state(episode_id, url, MediaState(checks=1), NOW)
+        archive.record_fixity(SHA[1], SHA[1], SHA[1], "ok", LATER)
+        archive.record_fixity(SHA[2], SHA[2], None, "missing", LATER)
+    shards = [tmp_path / "a.db", tmp_path / "b.db"]
+    for shard in shards:
+        Archive(shard).close()
+    transplant(source, shards[0], ["https://one.example/feed"], orphans=True)
+    transplant(source, shards[1], ["https://two.example/feed"])
+
+    def ledger(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+        with closing(sqlite3.connect(path)) as conn:
+            return {
+                "payloads": conn.execute("SELECT sha256 FROM media_payloads ORDER BY 1").fetchall(),
+                "versions": conn.execute(
+                    "SELECT e.key, m.sha256, m.version FROM episode_media m "
+                    "JOIN episodes e ON e.id = m.episode_id ORDER BY 1, 3"
+                ).fetchall(),
+                "fetches": conn.execute(
+                    "SELECT e.key, f.sha256 FROM media_fetches f "
+                    "JOIN episodes e ON e.id = f.episode_id ORDER BY 1, 2"
+                ).fetchall(),
+                "states": conn.execute(
+                    "SELECT e.key, s.checks FROM media_state s "
+                    "JOIN episodes e ON e.id = s.episode_id ORDER BY 1"
+                ).fetchall(),
+                "audits": conn.execute(
+                    "SELECT sha256, outcome FROM fixity_events ORDER BY 1"
+                ).fetchall(),
+            }
+
+    assert ledger(shards[0]) == {
+        "payloads": [(SHA[1],), (SHA[3],)],  # the orphan goes to the shard taking orphans
+        "versions": [("k0", SHA[1], 1)],
+        "fetches": [("k0", SHA[1])],
+        "states": [("k0", 1)],
+        "audits": [(SHA[1], "ok")],
+    }
+    assert ledger(shards[1]) == {
+        "payloads": [(SHA[1],), (SHA[2],)],
+        "versions": [("k1", SHA[1], 1), ("k1", SHA[2], 2)],
+        "fetches": [("k1", SHA[1]), ("k1", SHA[2])],
+        "states": [("k1", 1)],
+        "audits": [(SHA[1], "ok"), (SHA[2], "missing")],
+    }
+    for shard in shards:
+        assert check_archive(shard)[1] == []
