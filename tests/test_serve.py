@@ -215,7 +215,7 @@ def test_settings_raise_the_facet_time_limit(archive: Path) -> None:
 #: The archive's machinery: hidden from the database page (still one click away).
 INTERNAL = {
     "feed_redirects", "snapshots", "feed_bodies", "documents", "page_bodies", "hosts",
-    "backfill_walks", "backfill_pages",
+    "backfill_walks", "backfill_pages", "media_state",
 }  # fmt: skip
 
 
@@ -227,6 +227,7 @@ def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> 
         "feeds", "episodes", "links", "episode_revisions", "feed_revisions", "fetches",
         "feed_moves", "transcripts", "transcript_revisions", "transcript_segments",
         "chapter_files", "chapter_revisions", "chapters", "tags",
+        "media_payloads", "media_fetches", "episode_media", "fixity_events",
     } == {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
     fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
     assert {name for name, t in tables.items() if t["hidden"]} == {

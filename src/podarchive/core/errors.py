@@ -25,7 +25,8 @@ so code above the adapters only ever sees this tree::
         ├── ArchiveLocked             another run holds the archive
         ├── ArchiveDamaged            SQLite reports the file corrupt (``podarchive check``)
         ├── NotAnArchive              another program's file (or not SQLite): left untouched
-        └── ArchiveMissing            the daemon's archive was deleted or moved away
+        ├── ArchiveMissing            the daemon's archive was deleted or moved away
+        └── MediaStoreError           the media folder (a disk full: ``disk_full`` set)
     BrokerError (PodarchiveError)     the cluster's broker (Redis) cannot be reached or used
 """
 
@@ -161,6 +162,16 @@ class NotAnArchive(StorageError):
 
 class ArchiveMissing(StorageError):
     default_message = "the archive is gone"
+
+
+class MediaStoreError(StorageError):
+    """The media folder cannot be written or read (``disk_full`` when the disk is full)."""
+
+    default_message = "media folder error"
+
+    def __init__(self, message: str | None = None, *, disk_full: bool = False) -> None:
+        super().__init__(message)
+        self.disk_full = disk_full
 
 
 class TranscriptError(ParseError):

@@ -14,6 +14,8 @@ mypy checks against the real ones where :class:`Archive` combines them):
   ``backfill``, ``pages``, ``fetch_log`` and ``status``; ``documents`` (raw page,
   transcript and chapters bodies), ``episode_files`` (the transcript and chapters files an
   episode lists), ``transcripts`` (segments) and ``chapters``;
+- ``media`` (the media ledger: payloads, fetches, versions, fixity, download state) and
+  ``media_files`` (the content-addressed media folder itself, no SQLite);
 - ``transplant``: feeds copied between archives with their whole history (``reshard``).
 
 The store imports only ``podarchive.core.errors``, ``types``, ``rules.history`` and
@@ -77,6 +79,8 @@ from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
 from .feed_reads import FEED_STATE_COLUMNS, FeedReadsMixin
 from .feeds import FeedSave, FeedsMixin
 from .fetch_log import FetchLogMixin
+from .media import MediaMixin, MediaState, MediaTask
+from .media_files import Fixity, MediaFolder, Payload, media_extension
 from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
 from .protocol import ArchiveLike, ArchiveReads
 from .reader import ArchiveReader
@@ -154,10 +158,16 @@ __all__ = [
     "FeedSave",
     "FeedState",
     "FetchRecord",
+    "Fixity",
     "FileInfo",
     "KnownItems",
+    "MediaFolder",
+    "MediaMixin",
+    "MediaState",
+    "MediaTask",
     "Migration",
     "PageTask",
+    "Payload",
     "Problem",
     "Row",
     "SaveStats",
@@ -170,6 +180,7 @@ __all__ = [
     "feed_urls",
     "fts_tables",
     "inspect_file",
+    "media_extension",
     "refusal",
     "row_hash",
     "storage_error",
@@ -194,6 +205,7 @@ class Archive(
     TagsMixin,
     SnapshotsMixin,
     FetchLogMixin,
+    MediaMixin,
     StatusMixin,
     Connection,
 ):

@@ -36,6 +36,10 @@ What each table is, decided here:
   destination; of two rows for one host, the one blocking longer (the later
   ``not_before``) stays, since forgetting a server's request to wait is the one mistake a
   polite fetcher must not make.
+- ``media_payloads`` (#26): each stored media payload once, under the SHA-256 that names its
+  file; other rows refer to it by that key, the same in every archive, so nothing is offset.
+  The payloads the moved rows refer to are copied unless the destination has them, each with
+  its ``fixity_events``. The files themselves never move (the folder is content-addressed).
 - Full-text tables (FTS5 with external content): never copied; the content tables'
   triggers index every copied episode, segment and chapter as it is inserted, so the
   indexes end consistent (``podarchive check``).
@@ -62,6 +66,7 @@ from .schema import LOOKUP_INDEXES, SCHEMA_VERSION
 ROOT = "feeds"
 CONTENT_TABLES = {"documents": "hash", "snapshots": "hash"}  # table → its content key
 MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
+PAYLOAD_TABLES = {"media_payloads": "sha256"}  # table → its content key, which rows refer to
 OWNERS = ("feeds", "episodes")  # an owned table refers to one of these
 
 
@@ -79,6 +84,7 @@ class _Table:
     name: str
     columns: tuple[str, ...]
     references: dict[str, str]  # column → the table it refers to (by id)
+    keyed: dict[str, str]  # column → the payload table it refers to (by content key)
 
 
 def _source_uri(path: Path) -> str:
@@ -135,11 +141,10 @@ def _tables(conn: sqlite3.Connection, schema: str = "main") -> dict[str, _Table]
         if name in skip:
             continue
         columns = tuple(str(r[1]) for r in conn.execute(f"PRAGMA {schema}.table_info([{name}])"))
-        references = {
-            str(r[3]): str(r[2])
-            for r in conn.execute(f"PRAGMA {schema}.foreign_key_list([{name}])")
-        }
-        tables[name] = _Table(name, columns, references)
+        found = conn.execute(f"PRAGMA {schema}.foreign_key_list([{name}])").fetchall()
+        references = {str(r[3]): str(r[2]) for r in found if str(r[2]) not in PAYLOAD_TABLES}
+        keyed = {str(r[3]): str(r[2]) for r in found if str(r[2]) in PAYLOAD_TABLES}
+        tables[name] = _Table(name, columns, references, keyed)
     return tables
 
 
@@ -152,8 +157,8 @@ def _check_tables(tables: dict[str, _Table], where: Path) -> None:
                 f"cannot move feeds of {where}: {table.name}.{undeclared[0]} looks like a "
                 "reference but declares none"
             )
-        known = table.name in (ROOT, *CONTENT_TABLES, *MERGED_TABLES)
-        if not known and not set(table.references.values()) & set(OWNERS):
+        known = table.name in (ROOT, *CONTENT_TABLES, *MERGED_TABLES, *PAYLOAD_TABLES)
+        if not known and not table.keyed and not set(table.references.values()) & set(OWNERS):
             raise StorageError(
                 f"cannot move feeds of {where}: table {table.name} belongs to no feed and "
                 "transplant does not know how to merge it"
@@ -174,7 +179,7 @@ def _owned(table: _Table, alias: str = "s") -> str:
 
 def _orphan(table: _Table, alias: str = "s") -> str:
     """The WHERE clause of ``table``'s rows that name no feed and no episode."""
-    owners = [c for c, t in table.references.items() if t in OWNERS]
+    owners = _owners(table)
     return " AND ".join(f"{alias}.[{c}] IS NULL" for c in owners)
 
 
@@ -282,6 +287,7 @@ def _copy(
             "moved_feeds",
             "moved_episodes",
             *(f"map_{t}" for t in CONTENT_TABLES),
+            "moved_payloads",
         ):
             conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
     return rows, rows.get(ROOT, 0)
@@ -299,11 +305,12 @@ def _copy_rows(
     _select_moved(conn, source, destination, urls)
     offsets = {
         name: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM main.[{name}]").fetchone()[0])
-        for name in tables
-        if name not in MERGED_TABLES
+        for name, table in tables.items()
+        if name not in MERGED_TABLES and "id" in table.columns
     }
     _map_snapshots(conn, offsets["snapshots"])
     _map_documents(conn, tables, offsets["documents"], orphans=orphans)
+    _map_payloads(conn, tables, orphans=orphans)
     rows = {
         name: _merge_table(conn, table)
         if name in MERGED_TABLES
@@ -390,6 +397,11 @@ def _copy_table(
         where = "JOIN temp.map_documents m ON m.old = s.id WHERE m.fresh"
     elif name == ROOT:
         where = "WHERE s.id IN (SELECT id FROM temp.moved_feeds)"
+    elif name in PAYLOAD_TABLES:
+        where = f"JOIN temp.moved_payloads m ON m.key = s.[{PAYLOAD_TABLES[name]}] WHERE m.fresh"
+    elif not _owners(table):  # a payload's own rows (its fixity events): with the payload
+        (column,) = table.keyed
+        where = f"JOIN temp.moved_payloads m ON m.key = s.[{column}] WHERE m.fresh"
     else:
         where = f"WHERE {_owned(table)}"
         if orphans:
@@ -398,6 +410,36 @@ def _copy_table(
         f"INSERT INTO main.[{name}] ({columns}) SELECT {values} FROM src.[{name}] s {where}"
     )
     return cursor.rowcount
+
+
+def _owners(table: _Table) -> list[str]:
+    return [c for c, t in table.references.items() if t in OWNERS]
+
+
+def _map_payloads(conn: sqlite3.Connection, tables: dict[str, _Table], *, orphans: bool) -> None:
+    """``temp.moved_payloads``: the media payloads (by SHA-256) the moved rows refer to (with
+    ``orphans``, also those no row refers to) and whether the destination lacks them
+    (``fresh``: then the payload's row and its fixity events are copied; a payload both hold
+    is the same bytes, and the destination's row stays)."""
+    conn.execute("CREATE TEMP TABLE moved_payloads (key TEXT PRIMARY KEY, fresh INTEGER)")
+    for name, key in PAYLOAD_TABLES.items():
+        needed, referenced = [], []
+        for table in tables.values():
+            for column, referred in table.keyed.items():
+                if referred == name and _owners(table):
+                    needed.append(f"SELECT s.[{column}] FROM src.[{table.name}] s "
+                                  f"WHERE {_owned(table)}")  # fmt: skip
+                    referenced.append(f"SELECT [{column}] FROM src.[{table.name}] "
+                                      f"WHERE [{column}] IS NOT NULL")  # fmt: skip
+        if orphans:
+            unreferenced = " UNION ".join(referenced) or "SELECT NULL WHERE false"
+            needed.append(f"SELECT [{key}] FROM src.[{name}] WHERE [{key}] NOT IN ({unreferenced})")
+        if needed:
+            conn.execute(
+                f"INSERT OR IGNORE INTO temp.moved_payloads (key, fresh) SELECT s.[{key}], "
+                f"d.[{key}] IS NULL FROM src.[{name}] s LEFT JOIN main.[{name}] d "
+                f"ON d.[{key}] = s.[{key}] WHERE s.[{key}] IN ({' UNION '.join(needed)})"
+            )
 
 
 def _map_snapshots(conn: sqlite3.Connection, offset: int) -> None:

@@ -1,0 +1,250 @@
+"""The media ledger: stored payloads, fetches of enclosures, versions, fixity, download state.
+
+Rows of the tables of migration 14 (``media_payloads``, ``media_fetches``, ``episode_media``,
+``fixity_events``, ``media_state``); the bytes are in the media folder
+(:mod:`.media_files`), named by the same SHA-256. Every write is one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from podarchive.core.types import Row
+
+from .base import Connection
+from .schema import MEDIA_DUE_STATE
+
+
+@dataclass(frozen=True, slots=True)
+class MediaState:
+    """Where the download of one episode's enclosure stands (``media_state``): the partial
+    file to resume and the validator it was started with, the validators of the stored copy
+    for conditional re-checks, when it is next due, re-checks made, failures in a row."""
+
+    partial_key: str | None = None
+    validator: str | None = None  # ETag or Last-Modified the partial file was started with
+    partial_bytes: int = 0
+    etag: str | None = None  # of the stored copy, for If-None-Match
+    last_modified: str | None = None  # of the stored copy, for If-Modified-Since
+    next_check_at: str | None = None  # None: not due again (unless asked)
+    checks: int = 0
+    error_count: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MediaTask:
+    """An episode's enclosure whose media is due: never stored, or its re-check is due."""
+
+    episode_id: int
+    url: str
+    content_type: str | None
+    length: int | None  # the feed's ``enclosure length``
+    published: str | None
+    stored: bool  # a version is stored already (then this is a re-check)
+    state: MediaState
+
+
+_STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
+_DUE = (
+    "SELECT e.id, e.enclosure_url, e.enclosure_type, e.enclosure_length, e.published, "
+    "EXISTS (SELECT 1 FROM episode_media m WHERE m.episode_id = e.id "
+    "AND m.url = e.enclosure_url), "
+    f"{', '.join(f's.{f}' for f in _STATE_FIELDS)} "
+    "FROM episodes e LEFT JOIN media_state s ON s.episode_id = e.id AND s.url = e.enclosure_url "
+    "WHERE e.feed_id = ? AND e.enclosure_url IS NOT NULL AND e.enclosure_url != '' AND ("
+    f"(s.{MEDIA_DUE_STATE} AND s.next_check_at <= ?) OR (s.episode_id IS NULL AND NOT EXISTS "
+    "(SELECT 1 FROM episode_media m WHERE m.episode_id = e.id AND m.url = e.enclosure_url))) "
+    "ORDER BY coalesce(e.published, e.first_seen_at) DESC, e.id DESC"
+)
+
+
+class MediaMixin(Connection):
+    """The media ledger of :class:`~podarchive.store.Archive`."""
+
+    def record_payload(
+        self, sha256: str, size: int, content_type: str | None, ext: str, now: str
+    ) -> bool:
+        """Note a payload stored in the media folder; True if the ledger did not know it (a
+        known one only gets ``last_seen_at``)."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO media_payloads (sha256, size, content_type, ext, first_seen_at, "
+                "last_seen_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
+                [sha256, size, content_type, ext, now, now],
+            )
+            if cursor.rowcount:
+                return True
+            self.db.execute(
+                "UPDATE media_payloads SET last_seen_at = ? WHERE sha256 = ?", [now, sha256]
+            )
+        return False
+
+    def record_media_fetch(
+        self,
+        episode_id: int,
+        url: str,
+        *,
+        outcome: str,
+        now: str,
+        final_url: str | None = None,
+        status: int | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        moved: int = 0,
+        sha256: str | None = None,
+        error: str | None = None,
+    ) -> int:
+        """One fetch of an episode's enclosure (``outcome``: stored, unchanged, partial,
+        failed…; ``moved``: the bytes it transferred); returns its ``media_fetches`` id. A
+        ``sha256`` must be a recorded payload (:meth:`record_payload` first)."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO media_fetches (episode_id, url, final_url, status, etag, "
+                "last_modified, headers, fetched_at, bytes, sha256, outcome, error) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    episode_id, url, final_url, status, etag, last_modified,
+                    None if headers is None else json.dumps(dict(headers), sort_keys=True),
+                    now, moved, sha256, outcome, error,
+                ],
+            )  # fmt: skip
+        return int(cursor.lastrowid or 0)
+
+    def add_media_version(self, episode_id: int, url: str, sha256: str, now: str) -> int:
+        """The version number of payload ``sha256`` as the media of the episode's ``url``:
+        bytes seen before keep their number (only ``last_seen_at`` moves); new bytes get the
+        next one. Nothing is overwritten."""
+        with self.transaction():
+            found = self.db.execute(
+                "SELECT version FROM episode_media WHERE episode_id = ? AND url = ? AND sha256 = ?",
+                [episode_id, url, sha256],
+            ).fetchone()
+            if found:
+                self.db.execute(
+                    "UPDATE episode_media SET last_seen_at = ? WHERE episode_id = ? AND url = ? "
+                    "AND sha256 = ?",
+                    [now, episode_id, url, sha256],
+                )
+                return int(found[0])
+            (latest,) = self.db.execute(
+                "SELECT coalesce(max(version), 0) FROM episode_media WHERE episode_id = ? "
+                "AND url = ?",
+                [episode_id, url],
+            ).fetchone()
+            self.db.execute(
+                "INSERT INTO episode_media (episode_id, url, sha256, version, first_seen_at, "
+                "last_seen_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [episode_id, url, sha256, latest + 1, now, now],
+            )
+        return int(latest) + 1
+
+    def media_versions(self, episode_id: int, url: str) -> list[Row]:
+        """The stored versions of the episode's ``url``, oldest first: ``version``,
+        ``sha256``, ``size``, ``ext``, ``content_type``, ``first_seen_at``, ``last_seen_at``."""
+        return self._rows(
+            "SELECT m.version, m.sha256, p.size, p.ext, p.content_type, m.first_seen_at, "
+            "m.last_seen_at FROM episode_media m JOIN media_payloads p ON p.sha256 = m.sha256 "
+            "WHERE m.episode_id = ? AND m.url = ? ORDER BY m.version",
+            episode_id,
+            url,
+        )
+
+    def drop_media_version(self, episode_id: int, url: str, sha256: str) -> int:
+        """Forget payload ``sha256`` as a version of the episode's ``url`` (the version cap);
+        returns how many versions of any episode still use the payload (0: its file may be
+        removed from the folder). The payload's row, fetches and fixity events stay."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM episode_media WHERE episode_id = ? AND url = ? AND sha256 = ?",
+                [episode_id, url, sha256],
+            )
+            (left,) = self.db.execute(
+                "SELECT count(*) FROM episode_media WHERE sha256 = ?", [sha256]
+            ).fetchone()
+        return int(left)
+
+    def media_links(self, sha256: str) -> list[Row]:
+        """The episodes payload ``sha256`` is a version of: ``episode_id``, ``title``,
+        ``feed_id``, ``url``, ``version`` (for an audit's report)."""
+        return self._rows(
+            "SELECT m.episode_id, e.title, e.feed_id, m.url, m.version FROM episode_media m "
+            "JOIN episodes e ON e.id = m.episode_id WHERE m.sha256 = ? ORDER BY m.episode_id",
+            sha256,
+        )
+
+    def media_state(self, episode_id: int, url: str) -> MediaState | None:
+        """The download state of the episode's ``url``; None before its first attempt."""
+        row = self.db.execute(
+            f"SELECT {', '.join(_STATE_FIELDS)} FROM media_state WHERE episode_id = ? AND url = ?",
+            [episode_id, url],
+        ).fetchone()
+        return None if row is None else MediaState(*row)
+
+    def set_media_state(self, episode_id: int, url: str, state: MediaState, now: str) -> None:
+        """Write the whole download state of the episode's ``url``."""
+        values = [getattr(state, f) for f in _STATE_FIELDS]
+        with self.transaction():
+            self.db.execute(
+                f"INSERT INTO media_state (episode_id, url, {', '.join(_STATE_FIELDS)}, "
+                f"updated_at) VALUES (?, ?, {', '.join('?' * len(_STATE_FIELDS))}, ?) "
+                "ON CONFLICT (episode_id, url) DO UPDATE SET "
+                f"{', '.join(f'{f} = excluded.{f}' for f in _STATE_FIELDS)}, "
+                "updated_at = excluded.updated_at",
+                [episode_id, url, *values, now],
+            )
+
+    def record_fixity(
+        self, sha256: str, expected: str, found: str | None, outcome: str, now: str
+    ) -> None:
+        """One audit of payload ``sha256`` (``outcome``: ok, mismatch, missing), also kept
+        on its ``media_payloads`` row (``last_audit_at``, ``last_audit``)."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO fixity_events (sha256, checked_at, expected, found, outcome) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [sha256, now, expected, found, outcome],
+            )
+            self.db.execute(
+                "UPDATE media_payloads SET last_audit_at = ?, last_audit = ? WHERE sha256 = ?",
+                [now, outcome, sha256],
+            )
+
+    def audit_queue(self, limit_bytes: int | None = None) -> list[Row]:
+        """The payloads to audit, never audited then oldest audit first (``sha256``,
+        ``size``, ``ext``, ``last_audit_at``, ``last_audit``): all of them without a limit,
+        else as many as fit in ``limit_bytes`` (always at least one, so a small budget still
+        moves on)."""
+        cursor = self.db.execute(
+            "SELECT sha256, size, ext, last_audit_at, last_audit FROM media_payloads "
+            "WHERE sha256 IN (SELECT sha256 FROM episode_media) "
+            "ORDER BY last_audit_at, sha256"  # NULL (never audited) sorts first
+        )
+        names = [d[0] for d in cursor.description]
+        queue: list[Row] = []
+        total = 0
+        for values in cursor:
+            row = dict(zip(names, values, strict=True))
+            if limit_bytes is not None and queue and total + row["size"] > limit_bytes:
+                break
+            queue.append(row)
+            total += row["size"]
+        return queue
+
+    def media_due(self, feed_id: int, now: str) -> list[MediaTask]:
+        """The feed's episodes whose enclosure's media is due, newest first: never stored and
+        not yet tried, or whose ``next_check_at`` has come (a retry or a re-check)."""
+        tasks = []
+        for row in self.db.execute(_DUE, [feed_id, now]).fetchall():
+            episode_id, url, kind, length, published, stored, *state = row
+            has_state = state[_STATE_FIELDS.index("checks")] is not None
+            tasks.append(
+                MediaTask(
+                    episode_id, url, kind, length, published, bool(stored),
+                    MediaState(*state) if has_state else MediaState(),
+                )
+            )  # fmt: skip
+        return tasks
