@@ -284,3 +284,39 @@ def test_reshard_moves_ledger_rows_with_their_feed(tmp_path: Path) -> None:
     }
     for shard in shards:
         assert check_archive(shard)[1] == []
+
+
+def test_reshard_splits_feeds_that_share_a_payload(tmp_path: Path) -> None:
+    """A payload two feeds share, with its audit, lands in both of their new shards: the
+    reshard's own check counts payloads and audits as sets, so it passes, and loses nothing."""
+    from podarchive.cluster.reshard import reshard
+    from podarchive.rules.shards import find_shards, shard_of, shard_path
+
+    urls = [f"https://show{n}.example/feed" for n in range(40)]
+    first = urls[0]
+    other = next(u for u in urls if shard_of(u, 2) != shard_of(first, 2))
+    directory = tmp_path / "shards"
+    directory.mkdir()
+    with Archive(shard_path(directory, 0, 1)) as archive:
+        for n, url in enumerate((first, other)):
+            feed = archive.ensure_feed(url, f"Show {n}", NOW)
+            archive.save_feed(
+                FeedSave(
+                    feed.id, {"title": f"Show {n}"},
+                    [episode(f"k{n}", NOW, f"https://cdn.example/{n}.mp3")],
+                    status=200, etag=None, last_modified=None, content_hash=f"h{n}", now=NOW,
+                    records=[],
+                )
+            )  # fmt: skip
+        archive.record_payload(SHA[1], 10, "audio/mpeg", ".mp3", NOW)
+        for n, (episode_id,) in enumerate(archive.db.execute("SELECT id FROM episodes")):
+            archive.add_media_version(episode_id, f"https://cdn.example/{n}.mp3", SHA[1], NOW)
+        archive.record_fixity(SHA[1], SHA[1], SHA[1], "ok", LATER)
+
+    reshard(directory, 2)
+
+    for path in find_shards(directory, 2):
+        with closing(sqlite3.connect(path)) as conn:
+            assert conn.execute("SELECT sha256 FROM media_payloads").fetchall() == [(SHA[1],)]
+            assert conn.execute("SELECT outcome FROM fixity_events").fetchall() == [("ok",)]
+            assert conn.execute("SELECT count(*) FROM episode_media").fetchone() == (1,)

@@ -44,7 +44,9 @@ from podarchive.store import (
 )
 
 PARTIAL = ".partial"
-SHARED_TABLES = ("documents", "snapshots", "hosts")  # verified as sets of keys, not counts
+#: Verified as sets of keys, not counts: a body or a media payload two feeds share may now be in
+#: two shards (with its audits), and every shard has every host.
+SHARED_TABLES = ("documents", "snapshots", "hosts", "media_payloads", "fixity_events")
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,8 @@ ROOT = "feeds"
 CONTENT_TABLES = {"documents": "hash", "snapshots": "hash"}  # table → its content key
 MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
 PAYLOAD_TABLES = {"media_payloads": "sha256"}  # table → its content key, which rows refer to
+#: An audit's identity across archives (its id is each archive's own).
+AUDIT_KEY = "SELECT sha256, checked_at, expected, found, outcome FROM fixity_events"
 OWNERS = ("feeds", "episodes")  # an owned table refers to one of these
 
 
@@ -526,9 +528,13 @@ def table_counts(path: Path) -> dict[str, int]:
 
 
 def content_keys(path: Path) -> dict[str, set[str]]:
-    """The keys of the shared tables (document and snapshot hashes, hosts) of ``path``."""
+    """The keys of the shared tables (document, snapshot and payload hashes, hosts, audits)."""
     with _read_only(path) as conn:
-        return {
+        keys = {
             table: {str(k) for (k,) in conn.execute(f"SELECT [{key}] FROM [{table}]")}
-            for table, key in {**CONTENT_TABLES, **MERGED_TABLES}.items()
+            for table, key in {**CONTENT_TABLES, **MERGED_TABLES, **PAYLOAD_TABLES}.items()
         }
+        keys["fixity_events"] = {  # a payload's audits travel with each copy of it
+            str(row) for row in conn.execute(AUDIT_KEY)
+        }
+        return keys
