@@ -1,4 +1,4 @@
-"""The only httpx user: one client per run, conditional GET, redirects, caps, host limits.
+"""httpx's user (with its sibling net.download): one client per run, GETs, redirects, caps.
 
 :class:`Fetcher` turns every outside failure into a :mod:`podarchive.core.errors` FetchError
 with a short reason (``timeout after 30 s``, ``body over 50 MiB``, ``HTTP 404``), any URL
