@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,21 @@ def test_cluster_benchmark_smoke_run() -> None:
     assert "2 worker processes (2 shards each)" in proc.stdout
     assert "broker overhead per feed" in proc.stdout
     assert "4.5 million feeds hourly" in proc.stdout
+
+
+@pytest.mark.slow
+def test_media_download_quick_run_compares_with_curl_and_reports_memory() -> None:
+    """``media_download.py`` (#26) streams a generated file from its own loopback server
+    through ``download`` + ``MediaFolder.commit``, beside curl + sha256sum (when installed),
+    and prints the memory of a larger download; the SHA-256s are checked by the script."""
+    proc = smoke("media_download.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "podarchive: commit (hash, fsync, rename)" in proc.stdout
+    assert "podarchive: total" in proc.stdout
+    if shutil.which("curl") and shutil.which("sha256sum"):
+        assert "curl: total" in proc.stdout
+        assert "podarchive / (curl + sha256sum + sync)" in proc.stdout
+    else:
+        assert "no reference" in proc.stdout
+    assert "3. memory of one 8 MiB download + commit" in proc.stdout
+    assert "RSS before" in proc.stdout
