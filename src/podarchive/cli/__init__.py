@@ -350,8 +350,10 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
         raise CommandFailure(f"no archive at {db_path}")
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
+        last_audit = archive.last_audit()
     now = utcnow()
-    doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
+    heartbeat = read_heartbeat(heartbeat_path(db_path))
+    doc = status_report(feeds, heartbeat, now, threshold, last_audit)
     show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 
