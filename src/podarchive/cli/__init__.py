@@ -370,7 +370,8 @@ def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: 
 
     Table titles and descriptions, facets, full-text search on episodes, and canned
     queries: search show notes, most-linked domains, episodes linking to a URL or domain,
-    what changed recently, removed episodes, failing feeds, episodes by year. Read-only;
+    what changed recently, removed episodes, failing feeds, episodes by year. An episode's
+    page plays its archived media from the media folder, served at /-/media/. Read-only;
     needs the datasette extra. With --shards-dir, every shard of a cluster in one
     Datasette: each shard its own database, and 'all-shards' searching them all at once.
     """
