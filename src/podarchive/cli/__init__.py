@@ -350,8 +350,10 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
         raise CommandFailure(f"no archive at {db_path}")
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
+        last_audit = archive.last_audit()
     now = utcnow()
-    doc = status_report(feeds, read_heartbeat(heartbeat_path(db_path)), now, threshold)
+    heartbeat = read_heartbeat(heartbeat_path(db_path))
+    doc = status_report(feeds, heartbeat, now, threshold, last_audit)
     show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 
@@ -368,7 +370,8 @@ def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: 
 
     Table titles and descriptions, facets, full-text search on episodes, and canned
     queries: search show notes, most-linked domains, episodes linking to a URL or domain,
-    what changed recently, removed episodes, failing feeds, episodes by year. Read-only;
+    what changed recently, removed episodes, failing feeds, episodes by year. An episode's
+    page plays its archived media from the media folder, served at /-/media/. Read-only;
     needs the datasette extra. With --shards-dir, every shard of a cluster in one
     Datasette: each shard its own database, and 'all-shards' searching them all at once.
     """

@@ -1,4 +1,4 @@
-"""Commands that work on an archive as a whole: ``reparse``, ``backfill`` and ``check``."""
+"""Commands that work on an archive as a whole: ``reparse``, ``backfill``, ``check``, ``audit``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import click
 from podarchive.cli.common import (
     CommandFailure,
     Number,
+    UsageFailure,
     _locked,
     archive_option,
     private_hosts_option,
@@ -256,4 +257,60 @@ def check(db_path: Path, repair_fts: bool) -> None:
         sys.exit(1)
 
 
-COMMANDS = (reparse, backfill, check)
+# audit (issue #26) --------------------------------------------------------------------------
+# (imports are local so that this section stays self-contained)
+
+
+class Size(click.ParamType):  # type: ignore[type-arg]
+    """A number of bytes: ``1048576``, ``500MB``, ``2GiB`` (one line and exit 2 otherwise)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: Any) -> int:
+        from podarchive.tasks.audit import parse_size
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as e:
+            raise UsageFailure(f"--budget: {e}") from e
+
+
+@click.command()
+@archive_option("The archive file whose media to audit (it must exist).")
+@click.option(
+    "--budget", type=Size(), metavar="BYTES", help="Re-hash at most this much (500MB, 2GiB)."
+)
+@click.option("--all", "everything", is_flag=True, help="Re-hash every stored file (the default).")
+@verbosity
+@translate_errors
+def audit(db_path: Path, budget: int | None, everything: bool) -> None:
+    """Re-hash the stored media files and record each check as a fixity event.
+
+    Files never audited come first, then those audited longest ago, within --budget bytes
+    (a later audit continues where this one stopped) or all of them. Prints one line per
+    damaged file (changed bytes, or missing) with the episodes it belongs to, then a
+    summary; exit 1 when any file is damaged, 0 otherwise. 'status' shows the last audit.
+    """
+    from podarchive.core.clock import now_iso
+    from podarchive.core.settings import media_dir_for, settings_from_env
+    from podarchive.store.media_files import MediaFolder
+    from podarchive.tasks.audit import audit as run_audit
+    from podarchive.tasks.audit import damaged_line, summary_line
+
+    if budget is not None and everything:
+        raise UsageFailure("--budget and --all: give one of them")
+    if not db_path.exists():
+        raise CommandFailure(f"no archive at {db_path}")
+    folder = MediaFolder(media_dir_for(db_path, settings_from_env()))
+    with _locked(db_path), working(db_path, create=False) as archive:
+        report = run_audit(archive, folder, budget=budget, now=now_iso())
+    for damaged in report.damaged:
+        click.echo(damaged_line(damaged))
+    click.echo(summary_line(report))
+    if report.damaged:
+        sys.exit(1)
+
+
+COMMANDS = (reparse, backfill, check, audit)

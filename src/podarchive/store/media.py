@@ -61,7 +61,25 @@ _DUE = (
 )
 
 
-class MediaMixin(Connection):
+class MediaReadsMixin(Connection):
+    """The media ledger's read-only queries (also :class:`~.reader.ArchiveReader`'s)."""
+
+    def last_audit(self) -> Row | None:
+        """The latest fixity audit (its events share one ``checked_at``): ``checked_at``,
+        ``checked`` (payloads), ``bytes``, ``damaged`` (mismatch or missing); None before
+        the first."""
+        row = self.db.execute(
+            "SELECT x.checked_at, count(*), coalesce(sum(p.size), 0), "
+            "sum(x.outcome != 'ok') FROM fixity_events x "
+            "LEFT JOIN media_payloads p ON p.sha256 = x.sha256 "
+            "WHERE x.checked_at = (SELECT max(checked_at) FROM fixity_events)"
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return {"checked_at": row[0], "checked": row[1], "bytes": row[2], "damaged": row[3]}
+
+
+class MediaMixin(MediaReadsMixin):
     """The media ledger of :class:`~podarchive.store.Archive`."""
 
     def record_payload(
@@ -169,10 +187,12 @@ class MediaMixin(Connection):
 
     def media_links(self, sha256: str) -> list[Row]:
         """The episodes payload ``sha256`` is a version of: ``episode_id``, ``title``,
-        ``feed_id``, ``url``, ``version`` (for an audit's report)."""
+        ``feed_id``, ``feed`` (its name, title or URL), ``url``, ``version`` (for an audit's
+        report)."""
         return self._rows(
-            "SELECT m.episode_id, e.title, e.feed_id, m.url, m.version FROM episode_media m "
-            "JOIN episodes e ON e.id = m.episode_id WHERE m.sha256 = ? ORDER BY m.episode_id",
+            "SELECT m.episode_id, e.title, e.feed_id, coalesce(f.name, f.title, f.url) AS feed, "
+            "m.url, m.version FROM episode_media m JOIN episodes e ON e.id = m.episode_id "
+            "JOIN feeds f ON f.id = e.feed_id WHERE m.sha256 = ? ORDER BY m.episode_id",
             sha256,
         )
 

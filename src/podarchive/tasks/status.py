@@ -13,7 +13,8 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in docs/status.md:
                 "pages_empty", "pages_missing", "page_errors", "transcripts_failing",
                 "chapters_failing", "file_error", "file_errors", "kept_fewer",
                 "pages_low_confidence", "failing"},
-               ...]}
+               ...],
+     "last_audit": null | {"checked_at", "checked", "bytes", "damaged"}}
 
 ``transcripts_failing`` / ``chapters_failing`` count the listed files whose last fetch failed;
 ``file_error`` is the latest one's reason. ``page_errors`` / ``file_errors`` count the failing
@@ -164,8 +165,10 @@ def report(
     heartbeat: Mapping[str, Any] | None,
     now: datetime,
     threshold: timedelta,
+    last_audit: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``--json`` document (see the module docstring)."""
+    """The ``--json`` document (see the module docstring); ``last_audit``: the archive's
+    latest fixity audit (``podarchive audit``), if any."""
     rows = []
     for feed in feeds:
         row = dict(feed)
@@ -181,6 +184,7 @@ def report(
         "failing": [row["url"] for row in rows if row["failing"]],
         "daemon": daemon_state(heartbeat, now),
         "feeds": rows,
+        "last_audit": dict(last_audit) if last_audit else None,
     }
 
 
@@ -199,6 +203,8 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     lines.extend(warning_lines(doc["feeds"]))
     lines.append("")
     lines.append(daemon_line(doc["daemon"], now))
+    if doc.get("last_audit"):
+        lines.append(audit_line(doc["last_audit"], now))
     lines.extend(failing_lines(doc))
     return "\n".join(lines) + "\n"
 
@@ -226,6 +232,28 @@ def warning_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
         if (n := int(f.get("pages_low_confidence") or 0))
     )
     return lines
+
+
+def audit_line(audit: Mapping[str, Any], now: datetime) -> str:
+    """``last audit: 2h ago: 12 files (1.2 GB), 1 damaged``: the latest fixity audit."""
+    at = parse_time(audit.get("checked_at"))
+    when = _ago(at, now) if at else "?"
+    checked = plural(int(audit.get("checked") or 0), "file")
+    damaged = int(audit.get("damaged") or 0)
+    found = f"{damaged} damaged (run 'podarchive audit' for which)" if damaged else "all intact"
+    return f"last audit: {when}: {checked} ({size_text(int(audit.get('bytes') or 0))}), {found}"
+
+
+def size_text(size: int) -> str:
+    """``12.5 MB``, ``980 bytes``: decimal units, one decimal."""
+    if size < 1000:
+        return plural(size, "byte")
+    value, unit = float(size), "bytes"
+    for larger in ("kB", "MB", "GB", "TB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, larger
+    return f"{value:.1f} {unit}"
 
 
 def failing_lines(doc: Mapping[str, Any]) -> list[str]:

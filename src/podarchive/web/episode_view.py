@@ -6,7 +6,9 @@
 * The rendering step, :func:`episode_page`: from an :class:`EpisodeRows`, the dictionary the
   ``row.html`` template shows as ``archive_episode``: links (one per URL, with the notes they
   are in), people, chapters (one per start and title), the first readable transcript's
-  segments, revisions, and the URLs and dates around them. It reads no database.
+  segments, revisions, the archived copies of its media (each version's size, SHA-256,
+  dates, last audit, and the URL of the local file when the media folder is served), and the
+  URLs and dates around them. It reads no database.
 
 Also the two value formats the pages share: :func:`hms` and :func:`http_href`.
 """
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from podarchive.core.errors import PodarchiveError
 from podarchive.core.types import LOW_CONFIDENCE
 from podarchive.core.urls import is_http_url
 from podarchive.read.transcript_formats import format_timestamp, media_link
+from podarchive.store.media_files import MediaFolder
 
 #: Transcript segments shown on an episode's page; the rest are a link away.
 SEGMENTS_SHOWN = 1000
@@ -31,6 +35,8 @@ EPISODE_SHOWN = frozenset(
 
 #: A row's URL on the page's database: (table, primary key) → URL.
 RowUrl = Callable[[str, object], str]
+#: A stored payload's URL on the server, from its path in the media folder (``ab/cd/….mp3``).
+MediaUrl = Callable[[str], str]
 
 EPISODE_SQL = (
     "select episodes.*, coalesce(feeds.title, feeds.name, feeds.url) as podcast, "
@@ -50,6 +56,10 @@ RELATED_SQL = {
     "position",
     "episode_revisions": "select id, source, seen_from, seen_until, changed, title "
     "from episode_revisions where episode_id = :id order by seen_until desc, id desc",
+    "episode_media": "select m.id, m.url, m.version, m.sha256, m.first_seen_at, "
+    "m.last_seen_at, p.size, p.content_type, p.ext, p.last_audit_at, p.last_audit "
+    "from episode_media m join media_payloads p on p.sha256 = m.sha256 "
+    "where m.episode_id = :id order by m.url, m.version",
 }
 SEGMENTS_SQL = (
     "select start, speaker, text from transcript_segments "
@@ -69,6 +79,7 @@ class EpisodeRows:
     transcripts: list[dict[str, Any]]  # the first one shown, when it has items
     segments: list[dict[str, Any]]  # the shown transcript's, at most SEGMENTS_SHOWN + 1
     revisions: list[dict[str, Any]]
+    media: list[dict[str, Any]] = field(default_factory=list)  # episode_media + its payload
 
 
 async def read_episode(db: Any, pk: object) -> EpisodeRows | None:
@@ -100,14 +111,18 @@ async def read_episode(db: Any, pk: object) -> EpisodeRows | None:
         transcripts=transcripts,
         segments=segments,
         revisions=related["episode_revisions"],
+        media=related["episode_media"],
     )
 
 
-def episode_page(rows: EpisodeRows, row_url: RowUrl, segments_url: str) -> dict[str, Any]:
+def episode_page(
+    rows: EpisodeRows, row_url: RowUrl, segments_url: str, media_url: MediaUrl | None = None
+) -> dict[str, Any]:
     """What the page shows of ``rows``: the episode's columns and, added, its URLs (each row's
     by ``row_url``), date, duration, notes' base URLs, links, persons, chapters, transcripts
     (the shown one's full segments at ``segments_url``, the transcript segments table's URL),
-    segments and revisions."""
+    segments, revisions and the archived media (``media_url``: where the server serves a
+    file of the media folder; None when it serves none)."""
     episode = dict(rows.episode)
     enclosure = http_href(episode.get("enclosure_url"))
     episode.update(_header(episode, enclosure, row_url))
@@ -118,8 +133,36 @@ def episode_page(rows: EpisodeRows, row_url: RowUrl, segments_url: str) -> dict[
     episode["revisions"] = [
         {**r, "url": row_url("episode_revisions", r["id"])} for r in rows.revisions
     ]
+    episode["media"] = [_archived(m, row_url, media_url) for m in rows.media]
     episode["shown_columns"] = EPISODE_SHOWN
     return episode
+
+
+def _archived(
+    version: dict[str, Any], row_url: RowUrl, media_url: MediaUrl | None
+) -> dict[str, Any]:
+    """A stored version of the episode's media: its row, the publisher's URL as a link
+    (``url_href``), the payload's page, the player to show (``video`` for a video type, else
+    ``audio``) and the local file's URL (``src``; None when the folder is not served)."""
+    kind = str(version.get("content_type") or "").split(";")[0].strip().lower()
+    return {
+        **version,
+        "url_href": http_href(version.get("url")),
+        "payload_url": row_url("media_payloads", version["sha256"]),
+        "player": "video" if kind.startswith("video/") else "audio",
+        "src": _local_src(version, media_url),
+    }
+
+
+def _local_src(version: dict[str, Any], media_url: MediaUrl | None) -> str | None:
+    """The served URL of a version's file, if the folder is served and its name is sound."""
+    if media_url is None:
+        return None
+    try:
+        path = MediaFolder("").path_of(str(version["sha256"]), str(version.get("ext") or ""))
+    except PodarchiveError:
+        return None
+    return media_url(path.as_posix())
 
 
 def _header(episode: dict[str, Any], enclosure: str | None, row_url: RowUrl) -> dict[str, Any]:

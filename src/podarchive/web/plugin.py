@@ -180,6 +180,11 @@ def unique_facets(facets: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
 
 #: The Datasette instances :func:`make_datasette` built: the only ones the hooks act for.
 SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Where a server built by :func:`~podarchive.web.serve.make_datasette` serves the media
+#: folder (a static mount, under ``/-/`` so that no database name can take it), and the
+#: servers that do (the folder exists).
+MEDIA_MOUNT = "-/media"
+MEDIA_SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
 
@@ -417,8 +422,10 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
     rows = await read_episode(datasette.get_database(database), pks[0])
     if rows is None:
         return None
+    served = datasette in MEDIA_SERVED
     return episode_page(
         rows,
         lambda table, pk: _row_url(datasette, database, table, pk),
         datasette.urls.table(database, "transcript_segments"),
+        (lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))) if served else None,
     )

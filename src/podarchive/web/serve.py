@@ -63,8 +63,9 @@ from pathlib import Path
 from typing import Any
 
 from podarchive.core.errors import NotAnArchive, PodarchiveError
+from podarchive.core.settings import media_dir_for, settings_from_env
 from podarchive.store import inspect_file, refusal
-from podarchive.web.plugin import CROSS_SHARDS, SERVED, register_plugin
+from podarchive.web.plugin import CROSS_SHARDS, MEDIA_MOUNT, MEDIA_SERVED, SERVED, register_plugin
 from podarchive.web.shard_search import (
     CROSS_NAME,
     RESERVED_NAMES,
@@ -137,9 +138,12 @@ def make_datasette(
     *,
     settings: dict[str, Any] | None = None,
     attach_limit: int | None = None,
+    media_dir: Path | None = None,
 ) -> Any:
     """A ``datasette.app.Datasette`` over the archive (read-only) with podarchive's metadata,
-    templates and plugin.
+    templates and plugin, serving the media folder ``media_dir`` (default: the first
+    archive's, :func:`~podarchive.core.settings.media_dir_for`) at ``/-/media/`` when it
+    exists, for the players of the episodes' pages.
 
     ``archives`` a sequence of files (the shards of a layout): each its own database, and the
     cross-shard database(s) of :func:`shard_groups` (at most ``attach_limit`` shards each,
@@ -152,6 +156,8 @@ def make_datasette(
         raise NotAnArchive("no archives to serve")
     names = database_names(paths)
     groups = [] if isinstance(archives, Path) else shard_groups(names, attach_limit)
+    media = media_dir if media_dir is not None else media_dir_for(paths[0], settings_from_env())
+    mounts = [(MEDIA_MOUNT, str(media.resolve()))] if media.is_dir() else []
     files: list[str] = []
     immutables: list[str] = []
     for path in paths:
@@ -164,7 +170,10 @@ def make_datasette(
         else metadata_for_shards(json.loads(_packaged_metadata()), names, groups),
         settings={**SETTINGS, **(settings or {})},
         template_dir=str(TEMPLATES),
+        static_mounts=mounts,
     )
+    if mounts:
+        MEDIA_SERVED.add(datasette)
     if groups:
         attached = {
             name: (path, str(path) in immutables) for name, path in zip(names, paths, strict=True)

@@ -1,0 +1,151 @@
+"""The archived copy of an episode's media on its Datasette page (issue #26), and the media
+folder served by ``podarchive serve``: real archives in tmp_path, ledger rows made through
+MediaMixin and the bytes through MediaFolder (no network)."""
+
+from __future__ import annotations
+
+import io
+import math
+import shutil
+import struct
+import wave
+from pathlib import Path
+
+import pytest
+from commands import invoke, query
+from media_archive import media_archive, payload_bytes, stored_path
+from test_serve import CHROMIUM, _chromium, _serving, get
+
+from podarchive.store import Archive
+
+pytest.importorskip("datasette.app", reason="datasette is not installed")
+
+
+def wav_bytes(seconds: float = 2.0, rate: int = 8000) -> bytes:
+    """A real WAV file: a 440 Hz tone (a browser plays it and knows its length)."""
+    frames = b"".join(
+        struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * n / rate)))
+        for n in range(int(seconds * rate))
+    )
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(frames)
+    return out.getvalue()
+
+
+def episode_id(db: Path, key: str) -> int:
+    return int(query(db, f"SELECT id FROM episodes WHERE key = '{key}'")[0][0])  # noqa: S608
+
+
+@pytest.fixture
+def wav_archive(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    db = tmp_path / "archive.db"
+    return db, media_archive(db, {"a": wav_bytes(), "b": wav_bytes(1.0)}, "audio/wav", ".wav")
+
+
+def test_the_episode_page_shows_the_archived_copy_with_a_player(
+    wav_archive: tuple[Path, dict[str, str]],
+) -> None:
+    db, stored = wav_archive
+    html = get(db, f"/archive/episodes/{episode_id(db, 'a')}").text
+    sha = stored["a"]
+    src = f"/-/media/{sha[:2]}/{sha[2:4]}/{sha}.wav"
+    assert "<h2>The archived copy</h2>" in html
+    assert (
+        f'<audio class="archived-player" controls preload="metadata" src="{src}"></audio>' in html
+    )
+    assert "<video" not in html
+    assert f"<code>{sha}</code>" in html
+    size = len(wav_bytes())
+    assert f"({size:,} bytes), audio/wav" in html
+    assert 'Version 1</a> of the publisher\'s <a href="https://cdn.example/a.wav">' in html
+    assert f'href="/archive/media_payloads/{sha}"' in html
+    assert "not audited yet" in html
+    assert stored["b"] not in html  # another episode's payload
+    served = get(db, src)
+    assert served.content == stored_path(db, sha, ".wav").read_bytes()
+    assert served.headers["content-type"].startswith("audio/")
+
+
+def test_the_page_shows_each_versions_last_audit(wav_archive: tuple[Path, dict[str, str]]) -> None:
+    db, stored = wav_archive
+    assert invoke("audit", "--db", str(db))[0] == 0
+    html = get(db, f"/archive/episodes/{episode_id(db, 'a')}").text
+    assert 'class="archived-audit audit-ok">ok (20' in html
+    path = stored_path(db, stored["a"], ".wav")
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert invoke("audit", "--db", str(db))[0] == 1
+    html = get(db, f"/archive/episodes/{episode_id(db, 'a')}").text
+    assert 'class="archived-audit audit-mismatch">mismatch (20' in html
+
+
+def test_a_video_gets_a_video_player(tmp_path: Path) -> None:
+    db = tmp_path / "archive.db"
+    stored = media_archive(db, {"v": payload_bytes(5)}, "video/mp4", ".mp4")
+    html = get(db, f"/archive/episodes/{episode_id(db, 'v')}").text
+    sha = stored["v"]
+    src = f"/-/media/{sha[:2]}/{sha[2:4]}/{sha}.mp4"
+    assert f'<video class="archived-player" controls preload="metadata" src="{src}">' in html
+    assert "<audio" not in html
+
+
+def test_without_the_media_folder_nothing_is_served_and_the_page_says_so(
+    wav_archive: tuple[Path, dict[str, str]],
+) -> None:
+    db, stored = wav_archive
+    shutil.rmtree(db.parent / "media")
+    html = get(db, f"/archive/episodes/{episode_id(db, 'a')}").text
+    assert f"<code>{stored['a']}</code>" in html
+    assert "<audio" not in html
+    assert "The media folder is not served here" in html
+    sha = stored["a"]
+    get(db, f"/-/media/{sha[:2]}/{sha[2:4]}/{sha}.wav", status=404)
+
+
+def test_the_mount_serves_nothing_outside_the_media_folder(
+    wav_archive: tuple[Path, dict[str, str]],
+) -> None:
+    db, _ = wav_archive
+    for path in ("/-/media/../archive.db", "/-/media/%2e%2e/archive.db", "/-/media/nothing.wav"):
+        response = get(db, path, status=404)
+        assert b"SQLite format" not in response.content
+
+
+def test_an_episode_without_media_has_no_archived_section(
+    wav_archive: tuple[Path, dict[str, str]],
+) -> None:
+    db, stored = wav_archive
+    b = episode_id(db, "b")
+    with Archive(db) as archive:
+        assert archive.drop_media_version(b, "https://cdn.example/b.wav", stored["b"]) == 0
+    html = get(db, f"/archive/episodes/{b}").text
+    assert "Episode b" in html
+    assert "The archived copy" not in html
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_shows_the_player(
+    wav_archive: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    db, stored = wav_archive
+    invoke("audit", "--db", str(db))
+    with _serving(db) as base:
+        url = f"{base}/archive/episodes/{episode_id(db, 'a')}"
+        dom = _chromium(tmp_path, "--virtual-time-budget=3000", "--dump-dom", url)
+        assert dom.returncode == 0, dom.stderr.decode()[-2000:]
+        assert f"/-/media/{stored['a'][:2]}/" in dom.stdout.decode()
+        shot = tmp_path / "screenshots" / "episode-media.png"
+        shot.parent.mkdir()
+        result = _chromium(
+            tmp_path, "--virtual-time-budget=3000", f"--screenshot={shot}",
+            "--window-size=1280,1000", url,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000
