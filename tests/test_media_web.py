@@ -4,6 +4,7 @@ MediaMixin and the bytes through MediaFolder (no network)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import math
 import shutil
@@ -11,12 +12,14 @@ import struct
 import wave
 from pathlib import Path
 
+import httpx
 import pytest
 from commands import invoke, query
 from media_archive import media_archive, payload_bytes, stored_path
 from test_serve import CHROMIUM, _chromium, _serving, get
 
 from podarchive.store import Archive
+from podarchive.web.serve import make_datasette
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
 
@@ -111,9 +114,24 @@ def test_the_mount_serves_nothing_outside_the_media_folder(
     wav_archive: tuple[Path, dict[str, str]],
 ) -> None:
     db, _ = wav_archive
-    for path in ("/-/media/../archive.db", "/-/media/%2e%2e/archive.db", "/-/media/nothing.wav"):
-        response = get(db, path, status=404)
+    partial = db.parent / "media" / ".partial"
+    partial.mkdir(exist_ok=True)
+    (partial / "7-abc").write_bytes(b"half a download")
+    for path in (
+        "/-/media/../archive.db",
+        "/-/media/%2e%2e/archive.db",
+        "/-/media/nothing.wav",
+        "/-/media/.partial/7-abc",  # a download in progress is not a stored copy
+    ):
+        response = asyncio.run(_follow(db, path))  # "%2e%2e" is redirected to a table path
+        assert response.status_code == 404, path
         assert b"SQLite format" not in response.content
+        assert b"half a download" not in response.content
+
+
+async def _follow(db: Path, path: str) -> httpx.Response:
+    response: httpx.Response = await make_datasette(db).client.get(path, follow_redirects=True)
+    return response
 
 
 def test_an_episode_without_media_has_no_archived_section(

@@ -184,7 +184,10 @@ SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
 #: folder (a static mount, under ``/-/`` so that no database name can take it), and the
 #: servers that do (the folder exists).
 MEDIA_MOUNT = "-/media"
-MEDIA_SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Each served Datasette's media folder. Only stored payloads are served, by their
+#: content address (never a partial download, a validator file or anything else there).
+MEDIA_SERVED: weakref.WeakKeyDictionary[Any, Path] = weakref.WeakKeyDictionary()
+MEDIA_PATH = r"(?P<path>[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}(?:\.[A-Za-z0-9]{1,8})?)"
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
 
@@ -197,11 +200,26 @@ def register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars):
+    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars, register_routes):
         hookimpl(hook)
     hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
     hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
     pm.register(module, name=PLUGIN)
+
+
+def register_routes() -> list[tuple[str, Any]]:
+    """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder."""
+    return [(rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file)]
+
+
+async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
+    from datasette.utils.asgi import Response, asgi_static
+
+    root = MEDIA_SERVED.get(datasette)
+    if root is None:
+        return Response.text("404: the media folder is not served here", status=404)
+    await asgi_static(root)(request, send)
+    return None
 
 
 def _config(datasette: Any) -> dict[str, Any]:

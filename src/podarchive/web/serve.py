@@ -65,7 +65,7 @@ from typing import Any
 from podarchive.core.errors import NotAnArchive, PodarchiveError
 from podarchive.core.settings import media_dir_for, settings_from_env
 from podarchive.store import inspect_file, refusal
-from podarchive.web.plugin import CROSS_SHARDS, MEDIA_MOUNT, MEDIA_SERVED, SERVED, register_plugin
+from podarchive.web.plugin import CROSS_SHARDS, MEDIA_SERVED, SERVED, register_plugin
 from podarchive.web.shard_search import (
     CROSS_NAME,
     RESERVED_NAMES,
@@ -157,7 +157,6 @@ def make_datasette(
     names = database_names(paths)
     groups = [] if isinstance(archives, Path) else shard_groups(names, attach_limit)
     media = media_dir if media_dir is not None else media_dir_for(paths[0], settings_from_env())
-    mounts = [(MEDIA_MOUNT, str(media.resolve()))] if media.is_dir() else []
     files: list[str] = []
     immutables: list[str] = []
     for path in paths:
@@ -170,10 +169,9 @@ def make_datasette(
         else metadata_for_shards(json.loads(_packaged_metadata()), names, groups),
         settings={**SETTINGS, **(settings or {})},
         template_dir=str(TEMPLATES),
-        static_mounts=mounts,
     )
-    if mounts:
-        MEDIA_SERVED.add(datasette)
+    if media.is_dir():
+        MEDIA_SERVED[datasette] = media.resolve()
     if groups:
         attached = {
             name: (path, str(path) in immutables) for name, path in zip(names, paths, strict=True)
