@@ -1,7 +1,8 @@
 """The archive opened to read only: what ``podarchive status`` and the web layer read.
 
 :class:`ArchiveReader` has the read-only queries (:class:`~.counts.StatusMixin`,
-:class:`~.feed_reads.FeedReadsMixin`) and none of the writer's methods.
+:class:`~.feed_reads.FeedReadsMixin`, :class:`~.media.MediaReadsMixin`) and none of the
+writer's methods.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from .archive_path import BUSY_TIMEOUT, check_file
 from .base import Connection, storage_errors
 from .counts import StatusMixin
 from .feed_reads import FeedReadsMixin
+from .media import MediaReadsMixin
 from .schema import SCHEMA_VERSION
 
 
 @storage_errors
-class ArchiveReader(FeedReadsMixin, StatusMixin, Connection):
+class ArchiveReader(FeedReadsMixin, StatusMixin, MediaReadsMixin, Connection):
     """An archive file opened with :meth:`open_to_read`; every public method raises
     :class:`StorageError`, never a sqlite3 error."""
 
