@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from conftest import FAST_ENV
 from loopback import LoopbackSite, MediaFile, _send
 
+import podarchive.tasks.backfill
 import podarchive.update.run
 from podarchive.cli import cli
 from podarchive.net.fetch import Fetcher
@@ -229,3 +230,30 @@ def test_a_sigkilled_run_resumes_the_download_and_stores_the_exact_bytes(
     sha = hashlib.sha256(body).hexdigest()
     assert (tmp_path / "media" / sha[:2] / sha[2:4] / f"{sha}.mp3").read_bytes() == body
     assert rows(db, "SELECT sha256 FROM episode_media") == [(sha,)]
+
+
+def test_backfill_dry_run_counts_the_media_then_backfill_fetches_it(
+    tmp_path: Path, public: LoopbackSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        podarchive.tasks.backfill, "Fetcher", partial(Fetcher, address_blocked=only_public)
+    )
+    monkeypatch.setenv("PODARCHIVE_MEDIA_CONCURRENCY", "1")  # the order of the requests
+    bodies = [random.Random(i).randbytes(1000 * (i + 1)) for i in range(3)]
+    for i, body in enumerate(bodies):
+        public.handle(f"/m/ep{i}.mp3", MediaFile(body))
+    enclosures = [(public.url(f"/m/ep{i}.mp3"), len(b)) for i, b in enumerate(bodies)]
+    public.serve("/feed.xml", feed_xml(enclosures))
+    schedules, db = schedule(tmp_path, public.url("/feed.xml")), tmp_path / "a.db"
+    args = ("backfill", "--schedules", str(schedules), "--db", str(db))
+    code, out, err = invoke(*args, "--dry-run")
+    assert code == 0, err
+    assert "  media: would fetch 3 files, 6000 bytes declared" in out.splitlines()
+    assert media_paths(public) == []
+    code, out, err = invoke(*args)
+    assert code == 0, err
+    assert "  media: stored 3, 0 failed, 6000 bytes moved" in out.splitlines()
+    # newest first: the feed lists episode 0 first
+    assert media_paths(public) == ["/m/ep0.mp3", "/m/ep1.mp3", "/m/ep2.mp3"]
+    stored = {sha for (sha,) in rows(db, "SELECT sha256 FROM media_payloads")}
+    assert stored == {hashlib.sha256(b).hexdigest() for b in bodies}

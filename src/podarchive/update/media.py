@@ -92,10 +92,12 @@ class MediaReport:
     partial: int = 0
     failed: int = 0
     moved: int = 0  # bytes transferred
+    left: int = 0  # due but not started: the budget was spent, a stop, a full disk
     budget_spent: bool = False
     disk_full: str | None = None
     #: feed label → (kind "media", error) per failure, as FeedReport.problems
     problems: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (URL, error)
 
 
 def media_jobs(
@@ -304,6 +306,7 @@ class MediaPhase:
                     start = self._starter(job)
                     pending[threads.submit(start)] = job
                 if not pending:
+                    self.report.left += left
                     break
                 done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 if self.stop.is_set():
@@ -365,6 +368,7 @@ class MediaPhase:
             report.failed += 1
             problems = report.problems.setdefault(outcome.job.feed.label, [])
             problems.append(("media", one_line(str(outcome.error))))
+            report.failures.append((outcome.job.task.url, one_line(str(outcome.error))))
         elif status == "partial":
             report.partial += 1
         elif status == "unchanged":
