@@ -6,6 +6,7 @@ one enclosure is refused by the address guard while the others are fetched.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import ipaddress
 import os
@@ -28,6 +29,7 @@ import podarchive.tasks.backfill
 import podarchive.update.run
 from podarchive.cli import cli
 from podarchive.net.fetch import Fetcher
+from podarchive.store.media_files import MediaFolder, media_error
 
 PUBLIC = "127.0.0.2"
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -257,3 +259,31 @@ def test_backfill_dry_run_counts_the_media_then_backfill_fetches_it(
     assert media_paths(public) == ["/m/ep0.mp3", "/m/ep1.mp3", "/m/ep2.mp3"]
     stored = {sha for (sha,) in rows(db, "SELECT sha256 FROM media_payloads")}
     assert stored == {hashlib.sha256(b).hexdigest() for b in bodies}
+
+
+def test_a_full_disk_stops_media_with_one_line_and_loses_nothing_else(
+    tmp_path: Path, public: LoopbackSite, private: LoopbackSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, bodies = podcast(public, private)
+
+    def full(self: MediaFolder, partial: Path, ext: str, **_: object) -> None:
+        raise media_error(OSError(errno.ENOSPC, "No space left on device"), "store a media file")
+
+    commit = MediaFolder.commit
+    monkeypatch.setattr(MediaFolder, "commit", full)
+    schedules, db = schedule(tmp_path, url), tmp_path / "a.db"
+    code, _, err = invoke("run", "--all", "--schedules", str(schedules), "--db", str(db))
+    assert code == 0, err
+    assert err.count("no more media this run") == 1, err
+    assert rows(db, "SELECT count(*) FROM episodes") == [(20,)]  # the feed is stored whole
+    assert rows(db, "SELECT count(*) FROM media_payloads") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM media_state WHERE error_count > 0") == [(0,)]
+    assert len(media_paths(public)) <= 2  # media_concurrency: no new download after it
+    # room again: the next run commits the complete partial files without moving them again
+    monkeypatch.setattr(MediaFolder, "commit", commit)
+    before = len(public.requests)
+    assert invoke("run", "--all", "--schedules", str(schedules), "--db", str(db))[0] == 0
+    assert rows(db, "SELECT count(*) FROM media_payloads") == [(17,)]
+    resumed = [r for r in public.requests[before:] if r.path in ("/m/ep0.mp3", "/m/ep1.mp3")]
+    assert resumed
+    assert all("range" in r.headers for r in resumed)

@@ -141,6 +141,7 @@ def fetch_media(
             allow_private_hosts=schedule.allow_private_hosts,
             etag=task.state.etag if recheck else None,
             last_modified=task.state.last_modified if recheck else None,
+            resume_validator=task.state.validator if task.state.partial_key else None,
             stop=stop,
         )
         if result.complete and not result.not_modified:
@@ -360,7 +361,7 @@ class MediaPhase:
         if isinstance(outcome.error, Abandoned):
             return  # the run is stopping: nothing recorded, the partial file kept
         if isinstance(outcome.error, MediaStoreError) and outcome.error.disk_full:
-            self._disk_full(outcome.error)
+            self._disk_full(outcome)
             return
         status = store_media(self.archive, self.folder, outcome, iso(self.clock()))
         report = self.report
@@ -376,13 +377,32 @@ class MediaPhase:
         else:
             report.stored += 1
 
-    def _disk_full(self, error: MediaStoreError) -> None:
+    def _disk_full(self, outcome: MediaOutcome) -> None:
         """The media folder's disk is full: no more media this run (one line); the partial
-        files are kept, nothing else is touched."""
+        files are kept (a complete one with its validator, so the next run only asks whether
+        it is still whole), nothing else is touched."""
+        error, result, job = outcome.error, outcome.result, outcome.job
+        if result is not None and result.complete:
+            state = replace(
+                job.task.state,
+                partial_key=job.partial_key,
+                partial_bytes=result.size,
+                validator=_validator(result),
+                next_check_at=iso(self.clock()),
+            )
+            self.archive.set_media_state(
+                job.task.episode_id, job.task.url, state, iso(self.clock())
+            )
         if not self.halt.is_set():
             log.warning("media: %s; no more media this run", one_line(str(error)))
         self.report.disk_full = one_line(str(error))
         self.halt.set()
+
+
+def _validator(result: Download) -> str | None:
+    """What a resume of this body sends as If-Range: a strong ETag, else Last-Modified."""
+    etag = result.etag or ""
+    return etag if etag and not etag.startswith("W/") else result.last_modified
 
 
 def media_folder(archive: ArchiveLike, settings: Settings) -> MediaFolder | None:
