@@ -146,6 +146,7 @@ def test_json(archive_db: Path) -> None:
         "file_errors": {},
         "kept_fewer": None,
         "pages_low_confidence": 0,
+        "media_errors": {},
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

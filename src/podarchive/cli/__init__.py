@@ -89,6 +89,11 @@ def cli(verbose: int) -> None:
     "polled now (conditional GET), due or not.",
 )
 @click.option(
+    "--recheck-media",
+    is_flag=True,
+    help="Re-check every archived media file of the feeds polled now (conditional GET).",
+)
+@click.option(
     "--wait",
     "wait_seconds",
     type=Number(0, MAX_INTERVAL.total_seconds()),
@@ -107,6 +112,7 @@ def run(
     no_pages: bool,
     everything: bool,
     recheck_pages: bool,
+    recheck_media: bool,
     wait_seconds: float,
 ) -> None:
     """Update the feeds that are due (or every feed with --all, or just the URLs given).
@@ -122,6 +128,11 @@ def run(
     schedule (daily in an episode's first week, weekly in its first month, then monthly;
     page_every in the schedule file overrides it); --recheck-pages re-checks them all now.
 
+    Feeds with media = true then get their episodes' audio and video (PODARCHIVE_MEDIA_DIR,
+    within PODARCHIVE_MEDIA_BUDGET per run), resuming partial files; archived media is
+    re-checked at 1 day, 1 week and 1 month, or now with --recheck-media. Media that fails
+    is one line per feed and never fails the run.
+
     Exit 1 when a feed failed (one line each). Pages, transcripts and chapters files that
     failed do not fail the run: one line per feed says how many, why and what to do; so does
     a warning line for a feed whose body gave fewer episodes than it has items. No feed
@@ -134,9 +145,8 @@ def run(
     lock = _run_lock(db_path, wait_seconds) if feeds else None
     if lock is not None:  # else no feed scheduled, or another run holds the archive: exit 0
         update = update_feeds if urls or everything else update_due
-        report, seen = _update_locked(
-            lock, db_path, update, feeds, settings=settings, recheck_pages=recheck_pages
-        )
+        rechecks = {"recheck_pages": recheck_pages, "recheck_media": recheck_media}
+        report, seen = _update_locked(lock, db_path, update, feeds, settings=settings, **rechecks)
         _finish(report, seen)
 
 
@@ -233,6 +243,8 @@ def _finish(report: RunReport, seen: list[signal.Signals]) -> None:
         line = problem_line(feed.label, feed.problems, feed.source)
         if line is not None:
             click.echo(f"podarchive: {line}", err=True)
+    for label, problems in (report.media.problems if report.media else {}).items():
+        click.echo(f"podarchive: {problem_line(label, problems, '')}", err=True)
     if report.failed:
         sys.exit(1)
 
@@ -351,6 +363,9 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
         last_audit = archive.last_audit()
+        media = archive.media_failures()
+    for feed in feeds:
+        feed["media_errors"] = media.get(feed["url"], {})
     now = utcnow()
     heartbeat = read_heartbeat(heartbeat_path(db_path))
     doc = status_report(feeds, heartbeat, now, threshold, last_audit)

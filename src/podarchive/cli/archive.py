@@ -202,8 +202,10 @@ def backfill(
     Walks paged feeds (atom:link rel="next") and RFC 5005 archives (prev-archive), then
     fetches every episode page, transcript and chapters file not yet archived or that
     failed (files as 'run' fetches them; --limit counts pages only); --site also looks for
-    episodes on the podcast's web site (sitemap.xml or its episode listing). --dry-run
-    counts what the real backfill would fetch. Interrupt it at any point (Ctrl-C: exit
+    episodes on the podcast's web site (sitemap.xml or its episode listing). A feed with
+    media = true gets its episodes' media too, newest first, within PODARCHIVE_MEDIA_BUDGET.
+    --dry-run counts what the real backfill would fetch (media: files and declared bytes).
+    Interrupt it at any point (Ctrl-C: exit
     130) and run it again: it continues where it stopped and fetches nothing twice. A
     summary goes to stdout (what was done, also when interrupted); progress to stderr.
     """

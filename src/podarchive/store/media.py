@@ -56,7 +56,9 @@ _DUE = (
     "FROM episodes e LEFT JOIN media_state s ON s.episode_id = e.id AND s.url = e.enclosure_url "
     "WHERE e.feed_id = ? AND e.enclosure_url IS NOT NULL AND e.enclosure_url != '' AND ("
     f"(s.{MEDIA_DUE_STATE} AND s.next_check_at <= ?) OR (s.episode_id IS NULL AND NOT EXISTS "
-    "(SELECT 1 FROM episode_media m WHERE m.episode_id = e.id AND m.url = e.enclosure_url))) "
+    "(SELECT 1 FROM episode_media m WHERE m.episode_id = e.id AND m.url = e.enclosure_url)) "
+    "OR (? AND EXISTS (SELECT 1 FROM episode_media m WHERE m.episode_id = e.id "
+    "AND m.url = e.enclosure_url))) "
     "ORDER BY coalesce(e.published, e.first_seen_at) DESC, e.id DESC"
 )
 
@@ -77,6 +79,18 @@ class MediaReadsMixin(Connection):
         if row is None or row[0] is None:
             return None
         return {"checked_at": row[0], "checked": row[1], "bytes": row[2], "damaged": row[3]}
+
+    def media_failures(self) -> dict[str, dict[str, int]]:
+        """Per feed URL: the errors of its episodes' media whose last download failed, each
+        with how many files give it."""
+        out: dict[str, dict[str, int]] = {}
+        for url, error, count in self.db.execute(
+            "SELECT f.url, s.last_error, count(*) FROM media_state s "
+            "JOIN episodes e ON e.id = s.episode_id JOIN feeds f ON f.id = e.feed_id "
+            "WHERE s.error_count > 0 AND s.last_error IS NOT NULL GROUP BY f.url, s.last_error"
+        ).fetchall():
+            out.setdefault(url, {})[error] = int(count)
+        return out
 
 
 class MediaMixin(MediaReadsMixin):
@@ -254,11 +268,12 @@ class MediaMixin(MediaReadsMixin):
             total += row["size"]
         return queue
 
-    def media_due(self, feed_id: int, now: str) -> list[MediaTask]:
+    def media_due(self, feed_id: int, now: str, *, recheck: bool = False) -> list[MediaTask]:
         """The feed's episodes whose enclosure's media is due, newest first: never stored and
-        not yet tried, or whose ``next_check_at`` has come (a retry or a re-check)."""
+        not yet tried, or whose ``next_check_at`` has come (a retry or a re-check); with
+        ``recheck`` (``run --recheck-media``) every stored one too."""
         tasks = []
-        for row in self.db.execute(_DUE, [feed_id, now]).fetchall():
+        for row in self.db.execute(_DUE, [feed_id, now, recheck]).fetchall():
             episode_id, url, kind, length, published, stored, *state = row
             has_state = state[_STATE_FIELDS.index("checks")] is not None
             tasks.append(

@@ -12,6 +12,8 @@ For each feed, in named phases:
    site (its sitemap, else its episode listing).
 4. **pages** and 5. **files** (:mod:`.backfill_phases`) — every episode page, transcript
    and chapters file not yet archived, and those that failed.
+6. **media** (``media = true``, :mod:`.backfill_media`) — the episodes' audio and video not
+   yet stored, newest first, within the media budget.
 
 One :class:`Fetcher` serves the whole backfill, so the per-host limits, gap, retries,
 Retry-After and address guard of runs apply. Setting ``stop`` ends the backfill gracefully:
@@ -44,6 +46,7 @@ from podarchive.read.parse import parse_feed
 from podarchive.read.rows import episode_writes
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import ArchiveLike
+from podarchive.tasks.backfill_media import media_phase
 from podarchive.tasks.backfill_model import (
     MAX_DOCUMENTS,
     BackfillOptions,
@@ -147,6 +150,8 @@ def _feed_phases(ctx: Context, schedule: FeedSchedule, report: FeedBackfill) -> 
         pages_phase(ctx, walk)
     if not ctx.stop.is_set():
         files_phase(ctx, walk)
+    if not ctx.stop.is_set():
+        media_phase(ctx, walk)
     if complete and walk_id is not None and ctx.writing and not ctx.stop.is_set():
         assert ctx.archive is not None
         ctx.archive.finish_walk(walk_id, ctx.now())

@@ -80,10 +80,16 @@ class FeedBackfill:
     files_ok: int = 0  # transcripts and chapters files read (or unchanged)
     files_failed: int = 0
     files_left: int = 0  # not fetched because of a stop
+    media_stored: int = 0  # media files stored (or the same bytes found again)
+    media_failed: int = 0
+    media_left: int = 0  # not fetched: the budget, a stop, a full disk, or still partial
+    media_bytes: int = 0  # bytes of media transferred
     requests: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
     would_fetch: list[str] = field(default_factory=list)  # dry run: the pages
     would_fetch_files: list[str] = field(default_factory=list)  # dry run: the files
+    would_fetch_media: int = 0  # dry run: media files within the budget ...
+    would_fetch_media_bytes: int = 0  # ... and their declared bytes
 
     @property
     def pages_fetched(self) -> int:

@@ -66,6 +66,12 @@ def _would_fetch_lines(f: FeedBackfill) -> list[str]:
     lines.append(f"  pages: would fetch {len(f.would_fetch)}")
     if f.would_fetch_files:
         lines.append(f"  transcripts and chapters: would fetch {len(f.would_fetch_files)}")
+    if f.would_fetch_media or f.media_left:
+        lines.append(
+            f"  media: would fetch {plural(f.would_fetch_media, 'file')}, "
+            f"{f.would_fetch_media_bytes} bytes declared"
+            + (f" ({f.media_left} more over the budget)" if f.media_left else "")
+        )
     return lines
 
 
@@ -79,5 +85,10 @@ def _fetched_lines(f: FeedBackfill) -> list[str]:
         lines.append(
             f"  transcripts and chapters: fetched {f.files_fetched} ({f.files_ok} read, "
             f"{f.files_failed} failed)" + (f", {f.files_left} left" if f.files_left else "")
+        )
+    if f.media_stored or f.media_failed or f.media_left:
+        lines.append(
+            f"  media: stored {f.media_stored}, {f.media_failed} failed, {f.media_bytes} "
+            "bytes moved" + (f", {f.media_left} left" if f.media_left else "")
         )
     return lines

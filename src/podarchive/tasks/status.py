@@ -12,7 +12,7 @@ parameter. The JSON shape (``STATUS_FORMAT`` 1) is documented in docs/status.md:
                 "next_due_at", "gone_at", "episodes", "pages_pending", "pages_failed",
                 "pages_empty", "pages_missing", "page_errors", "transcripts_failing",
                 "chapters_failing", "file_error", "file_errors", "kept_fewer",
-                "pages_low_confidence", "failing"},
+                "pages_low_confidence", "media_errors", "failing"},
                ...],
      "last_audit": null | {"checked_at", "checked", "bytes", "damaged"}}
 
@@ -24,6 +24,8 @@ episodes than feedparser read items (``kept 9 of the 10 items feedparser read: â
 text shows it on a line of its own under the table. ``pages_low_confidence`` counts the
 feed's archived pages whose notes were found with a confidence below
 :data:`~podarchive.core.types.LOW_CONFIDENCE` (#24): a line of its own under the table too.
+``media_errors`` counts the feed's media files whose last download failed, by reason (#26):
+one line per feed under the table (:func:`media_lines`).
 
 The same reasons, with what to do about each (:func:`fix_for`), make the line ``podarchive
 run`` prints for a feed whose pages or files failed (:func:`problem_line`).
@@ -175,6 +177,7 @@ def report(
         row["pages_missing"] = sum(int(feed.get(k) or 0) for k in _PAGE_KEYS)
         row["page_errors"] = reasons(feed.get("page_errors") or {})
         row["file_errors"] = reasons(feed.get("file_errors") or {})
+        row["media_errors"] = reasons(feed.get("media_errors") or {})
         row["failing"] = is_failing(feed, now, threshold)
         rows.append(row)
     return {
@@ -201,6 +204,7 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     if not doc["feeds"]:
         lines.append("(no feeds in the archive yet)")
     lines.extend(warning_lines(doc["feeds"]))
+    lines.extend(media_lines(doc["feeds"]))
     lines.append("")
     lines.append(daemon_line(doc["daemon"], now))
     if doc.get("last_audit"):
@@ -254,6 +258,23 @@ def size_text(size: int) -> str:
             break
         value, unit = value / 1000, larger
     return f"{value:.1f} {unit}"
+
+
+def media_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per feed whose episodes' media failed its last download (#26): how many
+    files, and why, commonest reason first: ``media: Show: 2 files failing: HTTP 404 (1),
+    blocked: private address (1); retried with back-off``."""
+    lines = []
+    for feed in feeds:
+        errors = feed.get("media_errors")
+        if not isinstance(errors, Mapping) or not errors:
+            continue
+        total = sum(int(n) for n in errors.values())
+        why = ", ".join(f"{_cut(str(reason))} ({n})" for reason, n in errors.items())
+        lines.append(
+            f"media: {_name(feed)}: {plural(total, 'file')} failing: {why}; retried with back-off"
+        )
+    return lines
 
 
 def failing_lines(doc: Mapping[str, Any]) -> list[str]:
@@ -421,8 +442,10 @@ def fix_for(reason: str, kinds: Iterable[str], source: str) -> str:
         caps = []
         if "page" in kinds:
             caps.append("max_page_bytes (PODARCHIVE_MAX_PAGE_BYTES)")
-        if set(kinds) - {"page"}:
+        if set(kinds) - {"page", "media"}:
             caps.append("max_file_bytes (PODARCHIVE_MAX_FILE_BYTES)")
+        if "media" in kinds:
+            caps.append(f"media_max_bytes {where}")
         return "raise " + " and ".join(caps)
     if reason.startswith("HTTP 403"):
         return (
@@ -437,7 +460,8 @@ def fix_for(reason: str, kinds: Iterable[str], source: str) -> str:
 
 
 _THINGS = (("page", "page", "pages"), ("transcript", "transcript", "transcripts"),
-           ("chapters", "chapters file", "chapters files"))  # fmt: skip
+           ("chapters", "chapters file", "chapters files"),
+           ("media", "media file", "media files"))  # fmt: skip
 
 
 def problem_line(label: str, problems: Sequence[tuple[str, str]], source: str) -> str | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import logging
 import threading
 import time
@@ -27,18 +26,25 @@ from typing import Any, Protocol
 
 import httpx
 
-from podarchive import USER_AGENT
 from podarchive.core.clock import Clock, iso, parse_iso, utcnow
-from podarchive.core.errors import Abandoned, one_line, safe_url
+from podarchive.core.errors import Abandoned
 from podarchive.core.settings import Settings
-from podarchive.core.types import FeedState, FileKind, FileTask, PageResult, PageTask
+from podarchive.core.types import FeedState, FileKind, FileTask, PageTask
 from podarchive.core.urls import normalize_url
 from podarchive.net.fetch import Fetcher
 from podarchive.net.hosts import HostTurns
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
 from podarchive.store import ArchiveLike, KnownItems
+from podarchive.update.feed_log import (
+    changed_settings,
+    count_file,
+    count_page_outcome,
+    fetch_settings,
+    log_feed,
+)
 from podarchive.update.files import FileOutcome, fetch_file, store_file
+from podarchive.update.media import MediaFeed, MediaPhase, MediaReport, media_folder
 from podarchive.update.one_feed import (
     FeedOutcome,
     FeedReport,
@@ -47,7 +53,7 @@ from podarchive.update.one_feed import (
     fetch_feed,
     store_feed,
 )
-from podarchive.update.pages import PageOutcome, count_page, fetch_page, pages_due, store_page
+from podarchive.update.pages import PageOutcome, fetch_page, pages_due, store_page
 
 log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
@@ -60,6 +66,7 @@ class RunReport:
     feeds: list[FeedReport] = field(default_factory=list)
     not_due: int = 0  # scheduled feeds skipped because they were not due yet
     stopped: bool = False  # the run was asked to stop before it finished
+    media: MediaReport | None = None  # the media phase, when a feed has media = true
 
     @property
     def failed(self) -> list[FeedReport]:
@@ -75,6 +82,7 @@ def update_due(
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
     recheck_pages: bool = False,
+    recheck_media: bool = False,
 ) -> RunReport:
     """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
     due, waiting = due_feeds(archive, schedules, clock())
@@ -86,6 +94,7 @@ def update_due(
         clock=clock,
         stop=stop,
         recheck_pages=recheck_pages,
+        recheck_media=recheck_media,
     )
     report.not_due = waiting
     return report
@@ -124,6 +133,7 @@ def update_feeds(
     stop: threading.Event | None = None,
     recheck_pages: bool = False,
     hosts: HostTurns | None = None,
+    recheck_media: bool = False,
 ) -> RunReport:
     """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
     transcripts and chapters files: new ones, and archived ones whose re-check is due, or
@@ -143,6 +153,7 @@ def update_feeds(
         stop=stop,
         recheck_pages=recheck_pages,
         hosts=hosts,
+        recheck_media=recheck_media,
     )
 
 
@@ -176,6 +187,7 @@ def update_stream(
     recheck_pages: bool = False,
     hosts: HostTurns | None = None,
     on_done: Callable[[str, FeedReport | None], None] | None = None,
+    recheck_media: bool = False,
 ) -> RunReport:
     """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
     messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
@@ -184,6 +196,10 @@ def update_stream(
     with its pages and files (``report`` None: it was given up because the run is
     stopping, nothing of it recorded). With ``on_done`` the run keeps no reports of its own,
     so it can last for ever.
+
+    Then the media of the feeds with ``media = true`` (:mod:`podarchive.update.media`, its
+    own threads), unless stopping; ``recheck_media`` makes every stored file due for a
+    conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media.
     """
     settings = settings or Settings()
     report = RunReport()
@@ -202,6 +218,9 @@ def update_stream(
         flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
         try:
             flow.run(source)
+            if flow.media_feeds and not (stop is not None and stop.is_set()):
+                phase = _media_phase(archive, fetcher, settings, clock, stop)
+                report.media = phase.run(flow.media_feeds, recheck_media) if phase else None
         finally:
             stopping = stop is not None and stop.is_set()
             if stopping:
@@ -214,6 +233,19 @@ def update_stream(
         )
     report.stopped = bool(stop and stop.is_set())
     return report
+
+
+def _media_phase(
+    archive: ArchiveLike,
+    fetcher: Fetcher,
+    settings: Settings,
+    clock: Clock,
+    stop: threading.Event | None,
+) -> MediaPhase | None:
+    folder = media_folder(archive, settings)
+    if folder is None:
+        return None
+    return MediaPhase(archive, fetcher, folder, settings, clock, stop)
 
 
 def in_flight_limit(settings: Settings) -> int:
@@ -266,6 +298,7 @@ class _Flow:
         # fetches to start again: a heap of (not before, order, start); given up per URL
         self.redo: list[tuple[float, int, Callable[[], Future[Any]]]] = []
         self.redone: dict[str, int] = {}
+        self.media_feeds: list[MediaFeed] = []  # stored feeds with media = true, in order
         self._order = itertools.count()
 
     def run(self, source: FeedSource) -> None:
@@ -401,7 +434,7 @@ class _Flow:
         if fingerprint is not None:
             self.settled[entry.feed_id] = fingerprint
         if entry.report.pages_pending == 0:
-            _log_feed(entry.report)
+            log_feed(entry.report)
             self._done(entry.report, feed_id=entry.feed_id)
 
     def _store(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
@@ -420,6 +453,9 @@ class _Flow:
             self._keep(feed_report)
             self.reports[feed_id] = feed_report
             if feed_report.ok and not self._stopping():
+                if outcome.schedule.media and self.on_done is None:
+                    media = MediaFeed(outcome.schedule, feed_id, feed_report.label)
+                    self.media_feeds.append(media)
                 entry = _Followers(outcome.schedule, feed_id, feed_report)
                 if _has_followers(outcome.schedule):
                     feed_report.pages_pending = -1  # listed when their turn comes
@@ -431,14 +467,14 @@ class _Flow:
             feed_id = outcome.task.feed_id
             status = store_file(self.archive, outcome, iso(now))
             feed_report = self.reports[feed_id]
-            _count_file(feed_report, status, outcome)
+            count_file(feed_report, status, outcome)
         else:
             feed_id = outcome.task.feed_id
             status = store_page(self.archive, outcome, iso(now))
             feed_report = self.reports[feed_id]
-            _count_page(feed_report, status, outcome)
+            count_page_outcome(feed_report, status, outcome)
         if feed_report.pages_pending == 0:
-            _log_feed(feed_report)
+            log_feed(feed_report)
             if (fingerprint := self.settled.pop(feed_id, None)) is not None:
                 self.archive.set_fetch_settings(feed_id, fingerprint)  # all its followers are in
             self._done(feed_report, feed_id=feed_id)
@@ -458,34 +494,6 @@ def _again(
 
 def _url_of(outcome: FeedOutcome | PageOutcome | FileOutcome) -> str:
     return outcome.schedule.url if isinstance(outcome, FeedOutcome) else outcome.task.url
-
-
-def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
-    """The settings a feed's pages and files are fetched with, as JSON (kept per feed).
-
-    Effective values: ``allow_private_hosts`` from the schedule or the run
-    (``--allow-private-hosts``), a user agent given by the schedule or the environment.
-    """
-    agent = schedule.user_agent or (
-        settings.user_agent if settings.user_agent != USER_AGENT else None
-    )
-    values = {
-        "allow_private_hosts": schedule.allow_private_hosts or settings.allow_private_hosts,
-        "user_agent": agent,
-        "pages": schedule.pages,
-        "transcripts": schedule.transcripts,
-        "chapters": schedule.chapters,
-    }
-    return json.dumps(values, sort_keys=True, ensure_ascii=False)
-
-
-def _changed_settings(before: str, now: str) -> list[str]:
-    try:
-        old = json.loads(before)
-    except ValueError:
-        old = {}
-    new = json.loads(now)
-    return sorted(k for k in new if not isinstance(old, dict) or old.get(k) != new[k])
 
 
 def _has_followers(schedule: FeedSchedule) -> bool:
@@ -512,7 +520,7 @@ def _followers(
     before = archive.fetch_settings(feed_id)
     retry = before is not None and before != fingerprint  # unknown before: nothing to redo
     if retry:
-        changed = ", ".join(_changed_settings(before or "", fingerprint))
+        changed = ", ".join(changed_settings(before or "", fingerprint))
         log.info("%s: %s changed: retrying what failed now", report.label, changed)
     starts: list[Callable[[], Future[Any]]] = []
     if schedule.pages:
@@ -533,46 +541,3 @@ def _followers(
         archive.set_fetch_settings(feed_id, remember)
         remember = None
     return starts, remember
-
-
-def _count_page(report: FeedReport, status: PageResult, outcome: PageOutcome) -> None:
-    report.pages_pending -= 1
-    if count_page(report, status):
-        log.info("%s: page %s: %s", report.label, safe_url(outcome.task.url), outcome.error)
-    if status == "failed":
-        report.problems.append(("page", str(outcome.error)))
-
-
-def _count_file(report: FeedReport, status: PageResult, outcome: FileOutcome) -> None:
-    report.pages_pending -= 1
-    if status == "failed":
-        report.files_failed += 1
-        report.problems.append((outcome.task.kind, str(outcome.error)))
-        url = safe_url(outcome.task.url)
-        log.info("%s: %s %s: %s", report.label, outcome.task.kind, url, outcome.error)
-    else:
-        report.files_ok += 1
-
-
-def _log_feed(report: FeedReport) -> None:
-    if report.error:
-        log.info("%s: failed: %s", report.label, report.error)
-    elif report.not_modified:
-        log.info("%s: unchanged", report.label)
-    else:
-        s = report.stats
-        log.info(
-            "%s: %d new, %d changed, %d unchanged episodes; pages: %d ok, %d empty, %d failed",
-            *(report.label, s.new, s.changed, s.unchanged),
-            *(report.pages_ok, report.pages_empty, report.pages_failed),
-        )
-        if report.files_ok or report.files_failed:
-            log.info(
-                "%s: transcripts and chapters: %d read, %d failed",
-                *(report.label, report.files_ok, report.files_failed),
-            )
-    if report.moved_to:
-        moved = safe_url(report.moved_to)
-        log.warning("%s: moved to %s (update its schedule file)", report.label, moved)
-    for warning in report.warnings:
-        log.info("%s: warning: %s", report.label, one_line(warning))
