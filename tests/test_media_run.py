@@ -140,10 +140,12 @@ def test_a_run_stores_every_reachable_payload_once_and_reports_the_failures(
 
     code, out, _ = invoke("status", "--db", str(db))
     media_lines = [line for line in out.splitlines() if line.startswith("media:")]
-    assert len(media_lines) == 1, out
-    assert "Show: 2 files failing" in media_lines[0]
-    assert "HTTP 404" in media_lines[0]
-    assert "blocked: private address (1)" in media_lines[0]
+    assert len(media_lines) == 2, out  # one line each: the 404 and the private address
+    assert any(line.startswith("media: Show: 1 file failing: HTTP 404") for line in media_lines)
+    assert any("1 file failing: blocked: private address" in line for line in media_lines)
+    # every media request is in the fetch log too, with its episode
+    logged = rows(db, "SELECT count(*) FROM fetches WHERE kind = 'media' AND episode_id > 0")
+    assert logged[0][0] >= 20
 
     # nothing new: no media request at all; asked to re-check: only conditional ones (304)
     before = len(public.requests)

@@ -8,10 +8,11 @@ Rows of the tables of migration 14 (``media_payloads``, ``media_fetches``, ``epi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from podarchive.core.types import Row
+from podarchive.core.types import FetchRecord, Row
 
 from .base import Connection
 from .schema import MEDIA_DUE_STATE
@@ -96,6 +97,16 @@ class MediaReadsMixin(Connection):
 class MediaMixin(MediaReadsMixin):
     """The media ledger of :class:`~podarchive.store.Archive`."""
 
+    if TYPE_CHECKING:  # what it uses of the other mixins (Archive combines them)
+        # FetchLogMixin
+        def _log(
+            self,
+            records: Iterable[FetchRecord],
+            *,
+            feed_id: int | None,
+            episode_id: int | None = None,
+        ) -> None: ...
+
     def record_payload(
         self, sha256: str, size: int, content_type: str | None, ext: str, now: str
     ) -> bool:
@@ -129,11 +140,15 @@ class MediaMixin(MediaReadsMixin):
         moved: int = 0,
         sha256: str | None = None,
         error: str | None = None,
+        records: Iterable[FetchRecord] = (),
+        feed_id: int | None = None,
     ) -> int:
         """One fetch of an episode's enclosure (``outcome``: stored, unchanged, partial,
         failed…; ``moved``: the bytes it transferred); returns its ``media_fetches`` id. A
-        ``sha256`` must be a recorded payload (:meth:`record_payload` first)."""
+        ``sha256`` must be a recorded payload (:meth:`record_payload` first). ``records``
+        (its requests, every redirect hop) go to the fetch log in the same transaction."""
         with self.transaction():
+            self._log(records, feed_id=feed_id, episode_id=episode_id)
             cursor = self.db.execute(
                 "INSERT INTO media_fetches (episode_id, url, final_url, status, etag, "
                 "last_modified, headers, fetched_at, bytes, sha256, outcome, error) "

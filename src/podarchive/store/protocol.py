@@ -180,6 +180,8 @@ class ArchiveLike(Protocol):
         moved: int = 0,
         sha256: str | None = None,
         error: str | None = None,
+        records: Iterable[FetchRecord] = (),
+        feed_id: int | None = None,
     ) -> int: ...
     def record_page(
         self,

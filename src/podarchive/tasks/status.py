@@ -261,19 +261,19 @@ def size_text(size: int) -> str:
 
 
 def media_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per feed whose episodes' media failed its last download (#26): how many
-    files, and why, commonest reason first: ``media: Show: 2 files failing: HTTP 404 (1),
-    blocked: private address (1); retried with back-off``."""
+    """One line per feed and reason its episodes' media failed the last download (#26),
+    commonest first: ``media: Show: 2 files failing: HTTP 404 Not Found; retried with
+    back-off``."""
     lines = []
     for feed in feeds:
         errors = feed.get("media_errors")
-        if not isinstance(errors, Mapping) or not errors:
+        if not isinstance(errors, Mapping):
             continue
-        total = sum(int(n) for n in errors.values())
-        why = ", ".join(f"{_cut(str(reason))} ({n})" for reason, n in errors.items())
-        lines.append(
-            f"media: {_name(feed)}: {plural(total, 'file')} failing: {why}; retried with back-off"
-        )
+        for reason, count in sorted(errors.items(), key=lambda item: -int(item[1])):
+            lines.append(
+                f"media: {_name(feed)}: {plural(int(count), 'file')} failing: "
+                f"{_cut(str(reason))}; retried with back-off"
+            )
     return lines
 
 

@@ -209,6 +209,8 @@ def _fetched(
         moved=sum(r.bytes for r in outcome.records),
         sha256=sha256,
         error=one_line(str(outcome.error)) if outcome.error else None,
+        records=outcome.records,
+        feed_id=outcome.job.feed.feed_id,
     )
 
 
