@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from functools import partial
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -289,3 +290,41 @@ def test_a_full_disk_stops_media_with_one_line_and_loses_nothing_else(
     resumed = [r for r in public.requests[before:] if r.path in ("/m/ep0.mp3", "/m/ep1.mp3")]
     assert resumed
     assert all("range" in r.headers for r in resumed)
+
+
+@pytest.mark.parametrize("alternates", [False, True])
+def test_media_alternates_fetches_the_alternate_enclosure_sources(
+    tmp_path: Path, public: LoopbackSite, alternates: bool
+) -> None:
+    mp3, opus = random.Random(1).randbytes(3000), random.Random(2).randbytes(2000)
+    public.handle("/m/ep.mp3", MediaFile(mp3))
+    public.handle("/m/ep.opus", MediaFile(opus))
+    item = (
+        f'<item><guid>ep</guid><title>Episode</title><enclosure url="{public.url("/m/ep.mp3")}"'
+        ' length="3000" type="audio/mpeg"/><podcast:alternateEnclosure type="audio/opus" '
+        f'length="2000"><podcast:source uri="{public.url("/m/ep.opus")}"/>'
+        "</podcast:alternateEnclosure></item>"
+    )
+    public.serve(
+        "/feed.xml",
+        (
+            '<?xml version="1.0"?><rss version="2.0" '
+            'xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Show'
+            f"</title>{item}</channel></rss>"
+        ).encode(),
+    )
+    extra = f"media_alternates = {str(alternates).lower()}\n"
+    schedules, db = schedule(tmp_path, public.url("/feed.xml"), extra), tmp_path / "a.db"
+    code, _, err = invoke("run", "--all", "--schedules", str(schedules), "--db", str(db))
+    assert code == 0, err
+    expected = {public.url("/m/ep.mp3"): hashlib.sha256(mp3).hexdigest()}
+    if alternates:
+        expected[public.url("/m/ep.opus")] = hashlib.sha256(opus).hexdigest()
+    assert dict(rows(db, "SELECT url, sha256 FROM episode_media")) == expected
+    stored = {sha for (sha,) in rows(db, "SELECT sha256 FROM media_payloads")}
+    assert stored == set(expected.values())
+    assert media_paths(public) == sorted(urlsplit(u).path for u in expected)
+    # a second run with nothing new asks for no media at all
+    before = len(public.requests)
+    assert invoke("run", "--all", "--schedules", str(schedules), "--db", str(db))[0] == 0
+    assert media_paths(public, before) == []

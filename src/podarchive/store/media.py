@@ -37,7 +37,8 @@ class MediaState:
 
 @dataclass(frozen=True, slots=True)
 class MediaTask:
-    """An episode's enclosure whose media is due: never stored, or its re-check is due."""
+    """An episode's enclosure (or, with ``media_alternates``, one of its alternate enclosure
+    sources) whose media is due: never stored, or its re-check is due."""
 
     episode_id: int
     url: str
@@ -46,21 +47,34 @@ class MediaTask:
     published: str | None
     stored: bool  # a version is stored already (then this is a re-check)
     state: MediaState
+    source: str = "enclosure"  # or "alternate": a podcast:alternateEnclosure source
 
 
 _STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
-_DUE = (
+#: The files an episode's media may be: its enclosure, and (asked for, the second ``?``) the
+#: sources of its ``podcast:alternateEnclosure`` tags (the view's type and length; a source's
+#: own contentType first), each a target of its own (state and versions by URL).
+_CANDIDATES = (
+    "WITH c (episode_id, url, content_type, length, published, seen, source) AS ("
     "SELECT e.id, e.enclosure_url, e.enclosure_type, e.enclosure_length, e.published, "
-    "EXISTS (SELECT 1 FROM episode_media m WHERE m.episode_id = e.id "
-    "AND m.url = e.enclosure_url), "
-    f"{', '.join(f's.{f}' for f in _STATE_FIELDS)} "
-    "FROM episodes e LEFT JOIN media_state s ON s.episode_id = e.id AND s.url = e.enclosure_url "
-    "WHERE e.feed_id = ? AND e.enclosure_url IS NOT NULL AND e.enclosure_url != '' AND ("
-    f"(s.{MEDIA_DUE_STATE} AND s.next_check_at <= ?) OR (s.episode_id IS NULL AND NOT EXISTS "
-    "(SELECT 1 FROM episode_media m WHERE m.episode_id = e.id AND m.url = e.enclosure_url)) "
-    "OR (? AND EXISTS (SELECT 1 FROM episode_media m WHERE m.episode_id = e.id "
-    "AND m.url = e.enclosure_url))) "
-    "ORDER BY coalesce(e.published, e.first_seen_at) DESC, e.id DESC"
+    "e.first_seen_at, 'enclosure' FROM episodes e WHERE e.feed_id = ? "
+    "AND e.enclosure_url IS NOT NULL AND e.enclosure_url != '' "
+    "UNION ALL SELECT e.id, s.uri, coalesce(s.content_type, a.type), a.length, e.published, "
+    "e.first_seen_at, 'alternate' FROM alternate_enclosure_sources s "
+    "JOIN alternate_enclosures a ON a.id = s.alternate_enclosure_id "
+    "JOIN episodes e ON e.id = s.episode_id WHERE ? AND e.feed_id = ? "
+    "AND s.uri IS NOT NULL AND s.uri != '' AND s.uri IS NOT e.enclosure_url) "
+)
+_STORED = (
+    "EXISTS (SELECT 1 FROM episode_media m WHERE m.episode_id = c.episode_id AND m.url = c.url)"
+)
+_DUE = (
+    f"{_CANDIDATES}SELECT c.episode_id, c.url, c.content_type, c.length, c.published, "
+    f"{_STORED}, c.source, {', '.join(f's.{f}' for f in _STATE_FIELDS)} "
+    "FROM c LEFT JOIN media_state s ON s.episode_id = c.episode_id AND s.url = c.url WHERE "
+    f"(s.{MEDIA_DUE_STATE} AND s.next_check_at <= ?) OR (s.episode_id IS NULL AND NOT "
+    f"{_STORED}) OR (? AND {_STORED}) "
+    "ORDER BY coalesce(c.published, c.seen) DESC, c.episode_id DESC, c.source = 'alternate'"
 )
 
 
@@ -283,18 +297,27 @@ class MediaMixin(MediaReadsMixin):
             total += row["size"]
         return queue
 
-    def media_due(self, feed_id: int, now: str, *, recheck: bool = False) -> list[MediaTask]:
+    def media_due(
+        self, feed_id: int, now: str, *, recheck: bool = False, alternates: bool = False
+    ) -> list[MediaTask]:
         """The feed's episodes whose enclosure's media is due, newest first: never stored and
         not yet tried, or whose ``next_check_at`` has come (a retry or a re-check); with
-        ``recheck`` (``run --recheck-media``) every stored one too."""
+        ``recheck`` (``run --recheck-media``) every stored one too. With ``alternates``
+        (``media_alternates``) the sources of their alternate enclosures too, each URL once
+        per episode, after its enclosure."""
         tasks = []
-        for row in self.db.execute(_DUE, [feed_id, now, recheck]).fetchall():
-            episode_id, url, kind, length, published, stored, *state = row
+        seen: set[tuple[int, str]] = set()
+        params = [feed_id, alternates, feed_id, now, recheck]
+        for row in self.db.execute(_DUE, params).fetchall():
+            episode_id, url, kind, length, published, stored, source, *state = row
+            if (episode_id, url) in seen:
+                continue
+            seen.add((episode_id, url))
             has_state = state[_STATE_FIELDS.index("checks")] is not None
             tasks.append(
                 MediaTask(
                     episode_id, url, kind, length, published, bool(stored),
-                    MediaState(*state) if has_state else MediaState(),
+                    MediaState(*state) if has_state else MediaState(), source,
                 )
             )  # fmt: skip
         return tasks

@@ -16,7 +16,7 @@ from podarchive.core.clock import parse_iso
 from podarchive.core.types import Enclosure
 from podarchive.rules.media import wanted_media
 from podarchive.tasks.backfill_model import Context, Walk, on_or_after
-from podarchive.update.media import MediaFeed, MediaPhase, media_folder
+from podarchive.update.media import MediaFeed, MediaPhase, media_folder, task_files
 
 
 def media_phase(ctx: Context, walk: Walk) -> None:
@@ -49,24 +49,24 @@ def media_phase(ctx: Context, walk: Walk) -> None:
 def _count(ctx: Context, walk: Walk) -> None:
     """A dry run: the files and declared bytes the backfill would fetch, within the budget."""
     choice, report = walk.schedule.media_choice(), walk.report
-    offered: list[tuple[Enclosure, str | None]] = []
+    offered: list[tuple[tuple[Enclosure | None, list[Enclosure]], str | None]] = []
     if ctx.archive is not None and walk.state.id:
-        for task in ctx.archive.media_due(walk.state.id, ctx.now()):
-            offered.append((Enclosure(task.url, task.content_type, task.length), task.published))
+        due = ctx.archive.media_due(walk.state.id, ctx.now(), alternates=choice.media_alternates)
+        offered += [(task_files(task), task.published) for task in due]
     for planned in walk.planned:
         row = planned.row
         if row.get("enclosure_url") and on_or_after(row.get("published"), ctx.options.since):
             length = row.get("enclosure_length")
-            enclosure = Enclosure(
+            planned_file = Enclosure(
                 str(row["enclosure_url"]),
                 row.get("enclosure_type"),
                 length if isinstance(length, int) else None,
             )
-            offered.append((enclosure, row.get("published")))
+            offered.append(((planned_file, []), row.get("published")))
     offered.sort(key=lambda item: str(item[1] or ""), reverse=True)  # newest first
     budget = ctx.settings.media_budget
-    for enclosure, published in offered:
-        for target in wanted_media(enclosure, (), _when(published), choice):
+    for (enclosure, alternates), published in offered:
+        for target in wanted_media(enclosure, alternates, _when(published), choice):
             if target.skipped:
                 continue
             size = target.length or 0

@@ -38,7 +38,13 @@ from podarchive.core.types import Enclosure, FetchRecord
 from podarchive.net.download import Download, download
 from podarchive.net.fetch import Fetcher
 from podarchive.read.schedule_files import FeedSchedule
-from podarchive.rules.media import Budget, MediaTarget, next_media_check, versions_to_drop
+from podarchive.rules.media import (
+    Budget,
+    MediaTarget,
+    alternate_sources,
+    next_media_check,
+    versions_to_drop,
+)
 from podarchive.rules.media import wanted_media as wanted_files
 from podarchive.store import ArchiveLike, MediaState, MediaTask
 from podarchive.store.media_files import MediaFolder, Payload, media_error, media_extension
@@ -59,7 +65,8 @@ class MediaFeed:
 
 @dataclass(frozen=True, slots=True)
 class MediaJob:
-    """One file to download: an episode's enclosure as :func:`wanted_files` chose it."""
+    """One file to download: an episode's enclosure (or an alternate enclosure's source) as
+    :func:`wanted_files` chose it."""
 
     feed: MediaFeed
     task: MediaTask
@@ -106,12 +113,22 @@ def media_jobs(
     """The feed's media downloads due now, newest episode first (``recheck``: every stored
     file too, ``run --recheck-media``)."""
     choice = feed.schedule.media_choice()
+    due = archive.media_due(
+        feed.feed_id, iso(now), recheck=recheck, alternates=choice.media_alternates
+    )
     jobs = []
-    for task in archive.media_due(feed.feed_id, iso(now), recheck=recheck):
-        enclosure = Enclosure(task.url, task.content_type, task.length)
-        for target in wanted_files(enclosure, (), _published(task.published), choice):
+    for task in due:
+        for target in wanted_files(*task_files(task), _published(task.published), choice):
             jobs.append(MediaJob(feed, task, target))
     return jobs
+
+
+def task_files(task: MediaTask) -> tuple[Enclosure | None, list[Enclosure]]:
+    """A due task as :func:`wanted_files` takes it: the episode's enclosure, or one of its
+    alternate enclosure sources (:func:`~podarchive.rules.media.alternate_sources`)."""
+    if task.source == "alternate":
+        return None, alternate_sources(task.content_type, task.length, [(task.url, None)])
+    return Enclosure(task.url, task.content_type, task.length), []
 
 
 def _published(text: str | None) -> datetime | None:
