@@ -363,9 +363,6 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
         last_audit = archive.last_audit()
-        media = archive.media_failures()
-    for feed in feeds:
-        feed["media_errors"] = media.get(feed["url"], {})
     now = utcnow()
     heartbeat = read_heartbeat(heartbeat_path(db_path))
     doc = status_report(feeds, heartbeat, now, threshold, last_audit)

@@ -21,6 +21,7 @@ from podarchive.cli.common import (
 )
 from podarchive.core.errors import OpmlError, escape_controls, one_line, safe_url
 from podarchive.read.schedule_files import load_schedules
+from podarchive.tasks.status import plural
 from podarchive.tasks.subscribe import (
     AddReport,
     BadSetting,
@@ -226,7 +227,7 @@ def _import_summary(report: ImportReport) -> str:
     return (
         f"{report.opml_file}: {report.count('new')} scheduled{where}, "
         f"{report.count('scheduled')} already scheduled, "
-        f"{dupes} duplicate{'' if dupes == 1 else 's'}, {report.count('failed')} failed, "
+        f"{plural(dupes, 'duplicate')}, {report.count('failed')} failed, "
         f"{report.count('skipped')} skipped"
     )
 
@@ -264,7 +265,7 @@ def export(output: Path | None, schedules_dir: Path) -> None:
         output.write_bytes(body)
     except OSError as e:
         raise CommandFailure(f"{output}: cannot write: {e.strerror}") from e
-    click.echo(f"exported {len(feeds)} feed{'' if len(feeds) == 1 else 's'} to {output}")
+    click.echo(f"exported {plural(len(feeds), 'feed')} to {output}")
 
 
 COMMANDS = (add, import_opml, export)

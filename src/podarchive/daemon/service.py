@@ -8,13 +8,13 @@ whose cycles take the archive lock and update the feeds that are due (:func:`cyc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ArchiveLocked
 from podarchive.core.settings import Settings
-from podarchive.daemon.scheduler import CycleResult, Daemon
+from podarchive.daemon.scheduler import CycleResult, Daemon, Update
 from podarchive.read.schedule_files import FeedSchedule, load_schedules
 from podarchive.runtime.lock import archive_lock, daemon_lock
 from podarchive.store import Archive
@@ -22,8 +22,6 @@ from podarchive.tasks.status import heartbeat_path
 from podarchive.tasks.upkeep import working
 from podarchive.update.one_feed import feed_due_at
 from podarchive.update.run import update_due
-
-Update = Callable[[Sequence[FeedSchedule], threading.Event], CycleResult]
 
 
 def cycle_update(db_path: Path, settings: Settings) -> Update:

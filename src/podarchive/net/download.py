@@ -408,11 +408,15 @@ def _saved_validator(partial: Path) -> str | None:
     return text or None
 
 
+def strong_validator(etag: str | None, last_modified: str | None) -> str | None:
+    """What a resume of a body sends as If-Range: its strong ETag, else its Last-Modified."""
+    return etag if etag and not etag.startswith("W/") else last_modified
+
+
 def _save_validator(partial: Path, headers: dict[str, str], *, keep_old: bool) -> None:
     """Keep the body's validator (a strong ETag, else Last-Modified) beside it; with none,
     remove the old one unless ``keep_old`` (a 206 continues the body the old one names)."""
-    etag = headers.get("etag", "")
-    validator = etag if etag and not etag.startswith("W/") else headers.get("last-modified")
+    validator = strong_validator(headers.get("etag"), headers.get("last-modified"))
     path = validator_path(partial)
     if not validator:
         if not keep_old:

@@ -37,7 +37,7 @@ class StatusMixin(Connection):
         whose body, the feed's latest read, gave fewer episodes than items (#23), if so;
         ``pages_low_confidence``: its archived pages whose notes were found with a confidence
         below :data:`~podarchive.core.types.LOW_CONFIDENCE` (#24)."""
-        page_errors, file_errors = self._failure_counts()
+        page_errors, file_errors, media_errors = self._failure_counts()
         cursor = self.db.execute(
             "SELECT f.id, f.url, f.name, f.title, f.fetch_url, f.first_seen_at, f.last_fetched_at, "
             "f.last_success_at, f.last_status, f.last_error, f.last_error_at, f.error_count, "
@@ -65,12 +65,14 @@ class StatusMixin(Connection):
             feed_id = feed.pop("id")
             feed["page_errors"] = page_errors.get(feed_id, {})
             feed["file_errors"] = file_errors.get(feed_id, {})
+            feed["media_errors"] = media_errors.get(feed_id, {})
             out.append(feed)
         return out
 
-    def _failure_counts(self) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]]:
+    def _failure_counts(self) -> tuple[ByFeed, ByFeed, ByFeed]:
         """Per feed: the errors of its failing pages (never archived, or whose last re-check
-        failed) and of its failing listed files, each with how many give it."""
+        failed), of its failing listed files and of its episodes' media whose last download
+        failed (#26), each with how many give it."""
         pages = self.db.execute(
             "SELECT feed_id, page_error, count(*) FROM episodes WHERE page_error IS NOT NULL "
             "AND (page_status = 'failed' OR (page_status = 'ok' AND page_failures > 0)) "
@@ -84,7 +86,12 @@ class StatusMixin(Connection):
                 for table in ("transcripts", "chapter_files")
             )
         ).fetchall()
-        return _by_feed(pages), _by_feed(files)
+        media = self.db.execute(
+            "SELECT e.feed_id, s.last_error, count(*) FROM media_state s "
+            "JOIN episodes e ON e.id = s.episode_id WHERE s.error_count > 0 "
+            "AND s.last_error IS NOT NULL GROUP BY e.feed_id, s.last_error"
+        ).fetchall()
+        return _by_feed(pages), _by_feed(files), _by_feed(media)
 
 
 # The feed's latest fetch warning (idx_fetches_warning), while it is one of the warnings of
@@ -96,8 +103,11 @@ _KEPT_FEWER = (
 )
 
 
-def _by_feed(rows: Sequence[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
-    out: dict[int, dict[str, int]] = {}
+ByFeed = dict[int, dict[str, int]]  # feed id → error → how many give it
+
+
+def _by_feed(rows: Sequence[tuple[int, str, int]]) -> ByFeed:
+    out: ByFeed = {}
     for feed_id, error, count in rows:
         errors = out.setdefault(feed_id, {})
         errors[error] = errors.get(error, 0) + count

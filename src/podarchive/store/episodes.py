@@ -128,8 +128,7 @@ class EpisodesMixin(Connection):
             )
             return {row[1]: dict(zip(BOOKKEEPING_COLUMNS, row, strict=True))
                     for row in self.db.conn.execute(sql, [feed_id])}  # fmt: skip
-        light = tuple(c for c in WIDE_TRACKED if c != "notes_html")  # the big one: lazily
-        columns = (*BOOKKEEPING_COLUMNS, *light)
+        columns = (*BOOKKEEPING_COLUMNS, *CHURN_COLUMNS)  # notes_html, the big one: lazily
         rows = self.db.execute(
             f"SELECT {', '.join(columns)} FROM episodes WHERE feed_id = ? ORDER BY key", [feed_id]
         ).fetchall()

@@ -95,18 +95,6 @@ class MediaReadsMixin(Connection):
             return None
         return {"checked_at": row[0], "checked": row[1], "bytes": row[2], "damaged": row[3]}
 
-    def media_failures(self) -> dict[str, dict[str, int]]:
-        """Per feed URL: the errors of its episodes' media whose last download failed, each
-        with how many files give it."""
-        out: dict[str, dict[str, int]] = {}
-        for url, error, count in self.db.execute(
-            "SELECT f.url, s.last_error, count(*) FROM media_state s "
-            "JOIN episodes e ON e.id = s.episode_id JOIN feeds f ON f.id = e.feed_id "
-            "WHERE s.error_count > 0 AND s.last_error IS NOT NULL GROUP BY f.url, s.last_error"
-        ).fetchall():
-            out.setdefault(url, {})[error] = int(count)
-        return out
-
 
 class MediaMixin(MediaReadsMixin):
     """The media ledger of :class:`~podarchive.store.Archive`."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from podarchive.core.errors import ArchiveLocked
 from podarchive.runtime.lock import archive_lock
 from podarchive.store import Archive, Problem, check_archive
+from podarchive.tasks.status import plural
 
 #: The checks of the database itself: a problem found by one of them is not the index's alone.
 DATABASE_CHECKS = ("integrity_check", "foreign_key_check")
@@ -76,7 +77,7 @@ def check_lines(report: CheckReport) -> list[str]:
         checks = ", ".join([*DATABASE_CHECKS, *fts])
         return [*lines, f"{db}: sound ({checks})"]
     count = len(report.problems)
-    lines.append(f"{db}: DAMAGED, {count} problem{'s' if count != 1 else ''}")
+    lines.append(f"{db}: DAMAGED, {plural(count, 'problem')}")
     lines += [f"  {p.check}: {p.text}" for p in report.problems]
     return lines + advice(db, report.problems, repaired=bool(report.rebuilt))
 

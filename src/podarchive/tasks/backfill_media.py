@@ -10,13 +10,10 @@ has due and of those it would store, within the same budget.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from podarchive.core.clock import parse_iso
 from podarchive.core.types import Enclosure
 from podarchive.rules.media import wanted_media
 from podarchive.tasks.backfill_model import Context, Walk, on_or_after
-from podarchive.update.media import MediaFeed, MediaPhase, media_folder, task_files
+from podarchive.update.media import MediaFeed, MediaPhase, media_folder, published_at, task_files
 
 
 def media_phase(ctx: Context, walk: Walk) -> None:
@@ -66,7 +63,7 @@ def _count(ctx: Context, walk: Walk) -> None:
     offered.sort(key=lambda item: str(item[1] or ""), reverse=True)  # newest first
     budget = ctx.settings.media_budget
     for (enclosure, alternates), published in offered:
-        for target in wanted_media(enclosure, alternates, _when(published), choice):
+        for target in wanted_media(enclosure, alternates, published_at(published), choice):
             if target.skipped:
                 continue
             size = target.length or 0
@@ -75,10 +72,3 @@ def _count(ctx: Context, walk: Walk) -> None:
                 continue
             report.would_fetch_media += 1
             report.would_fetch_media_bytes += size
-
-
-def _when(published: object) -> datetime | None:
-    try:
-        return parse_iso(str(published)) if published else None
-    except ValueError:
-        return None

@@ -269,7 +269,7 @@ def media_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
         errors = feed.get("media_errors")
         if not isinstance(errors, Mapping):
             continue
-        for reason, count in sorted(errors.items(), key=lambda item: -int(item[1])):
+        for reason, count in errors.items():  # commonest first (report's reasons)
             lines.append(
                 f"media: {_name(feed)}: {plural(int(count), 'file')} failing: "
                 f"{_cut(str(reason))}; retried with back-off"
@@ -334,7 +334,7 @@ def _files_failing(feed: Mapping[str, Any]) -> str:
     """``1 transcript, 1 chapters: HTTP 500 …``: failing files and the latest reason."""
     counts = []
     if n := feed.get("transcripts_failing"):
-        counts.append(f"{n} transcript{'' if n == 1 else 's'}")
+        counts.append(plural(n, "transcript"))
     if n := feed.get("chapters_failing"):
         counts.append(f"{n} chapters")
     if not counts:

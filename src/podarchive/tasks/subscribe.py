@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from podarchive.core.errors import ConfigError, OpmlError, shorten
 from podarchive.core.settings import Settings, settings_from_env, user_agent_problem
 from podarchive.read.schedule_files import (
+    DEFAULT_EVERY,
     FeedSchedule,
     add_schedule,
     add_schedules,
@@ -41,8 +42,6 @@ from podarchive.rules.recheck import check_page_every
 if TYPE_CHECKING:
     from podarchive.read.opml import ImportSorter, OpmlFeed, Sorted
     from podarchive.tasks.discover import FeedChecks
-
-DEFAULT_EVERY = timedelta(hours=1)
 
 
 class BadSetting(ConfigError):

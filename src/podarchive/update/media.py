@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -35,7 +35,7 @@ from podarchive.core.errors import (
 )
 from podarchive.core.settings import Settings
 from podarchive.core.types import Enclosure, FetchRecord
-from podarchive.net.download import Download, download
+from podarchive.net.download import Download, download, strong_validator
 from podarchive.net.fetch import Fetcher
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.media import (
@@ -118,7 +118,7 @@ def media_jobs(
     )
     jobs = []
     for task in due:
-        for target in wanted_files(*task_files(task), _published(task.published), choice):
+        for target in wanted_files(*task_files(task), published_at(task.published), choice):
             jobs.append(MediaJob(feed, task, target))
     return jobs
 
@@ -131,9 +131,10 @@ def task_files(task: MediaTask) -> tuple[Enclosure | None, list[Enclosure]]:
     return Enclosure(task.url, task.content_type, task.length), []
 
 
-def _published(text: str | None) -> datetime | None:
+def published_at(text: object) -> datetime | None:
+    """An episode's stored publish time as a datetime (None: none, or not a date)."""
     try:
-        return parse_iso(text)
+        return parse_iso(str(text)) if text else None
     except ValueError:
         return None
 
@@ -323,8 +324,8 @@ class MediaPhase:
                     if not self._reserve(job, left):
                         break
                     left -= 1
-                    start = self._starter(job)
-                    pending[threads.submit(start)] = job
+                    future = threads.submit(fetch_media, self.fetcher, self.folder, job, self.halt)
+                    pending[future] = job
                 if not pending:
                     self.report.left += left
                     break
@@ -335,9 +336,6 @@ class MediaPhase:
                     pending.pop(future)
                     self._store(future.result())
         return self.report
-
-    def _starter(self, job: MediaJob) -> Callable[[], MediaOutcome]:
-        return lambda: fetch_media(self.fetcher, self.folder, job, self.halt)
 
     def _may_start(self) -> bool:
         return not (self.halt.is_set() or self.stop.is_set() or self.report.budget_spent)
@@ -406,7 +404,7 @@ class MediaPhase:
                 job.task.state,
                 partial_key=job.partial_key,
                 partial_bytes=result.size,
-                validator=_validator(result),
+                validator=strong_validator(result.etag, result.last_modified),
                 next_check_at=iso(self.clock()),
             )
             self.archive.set_media_state(
@@ -416,12 +414,6 @@ class MediaPhase:
             log.warning("media: %s; no more media this run", one_line(str(error)))
         self.report.disk_full = one_line(str(error))
         self.halt.set()
-
-
-def _validator(result: Download) -> str | None:
-    """What a resume of this body sends as If-Range: a strong ETag, else Last-Modified."""
-    etag = result.etag or ""
-    return etag if etag and not etag.startswith("W/") else result.last_modified
 
 
 def media_folder(archive: ArchiveLike, settings: Settings) -> MediaFolder | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podarchive.core.errors import PodarchiveError
+from podarchive.core.mediatype import parse_content_type
 from podarchive.core.types import LOW_CONFIDENCE
 from podarchive.core.urls import is_http_url
 from podarchive.read.transcript_formats import format_timestamp, media_link
@@ -144,7 +145,7 @@ def _archived(
     """A stored version of the episode's media: its row, the publisher's URL as a link
     (``url_href``), the payload's page, the player to show (``video`` for a video type, else
     ``audio``) and the local file's URL (``src``; None when the folder is not served)."""
-    kind = str(version.get("content_type") or "").split(";")[0].strip().lower()
+    kind, _ = parse_content_type(version.get("content_type"))
     return {
         **version,
         "url_href": http_href(version.get("url")),
