@@ -33,6 +33,7 @@ LAYERS = (
     "net",
     "store",
     "runtime",
+    "formats",
     "update",
     "tasks",
     "daemon",

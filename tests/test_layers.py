@@ -25,12 +25,12 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
 #: Lowest first. A name is a package of podarchive (it holds all its submodules), or
 #: "podarchive" (the package's own ``__init__``) and "__main__". The folder tree is the layering:
-#: one layer per package, but for the adapters, which are three packages side by side.
+#: one layer per package, but for the adapters, which are four packages side by side.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"podarchive", "core"})),
     ("rules", frozenset({"rules"})),
     ("read", frozenset({"read"})),
-    ("adapters", frozenset({"net", "store", "runtime"})),
+    ("adapters", frozenset({"net", "store", "runtime", "formats"})),
     ("update", frozenset({"update"})),
     ("tasks", frozenset({"tasks"})),
     ("daemon", frozenset({"daemon"})),

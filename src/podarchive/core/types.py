@@ -244,6 +244,32 @@ class FetchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """One HTTP request and its response's head, as sent and as received (#27 provenance):
+    what a WARC ``request``/``response`` record pair needs besides the body. Header lists
+    keep the wire's order, case and duplicates; ``response_headers`` are those received,
+    before any ``Content-Encoding`` was undone (the stored body is the decoded one)."""
+
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...]
+    http_version: str  # "HTTP/1.1", "HTTP/2"
+    status: int
+    reason: str
+    response_headers: tuple[tuple[str, str], ...]
+    remote_ip: str | None
+    started_at: str  # ISO 8601 UTC, when the request was sent
+
+    @property
+    def content_encoding(self) -> str | None:
+        """The response's ``Content-Encoding`` (None: the body came as it is stored)."""
+        for name, value in self.response_headers:
+            if name.lower() == "content-encoding" and value.strip().lower() != "identity":
+                return value.strip()
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class FetchRecord:
     """One HTTP request as the fetch log keeps it."""
 
