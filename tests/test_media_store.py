@@ -161,3 +161,20 @@ def test_the_extension_comes_from_the_type_then_the_url(
     content_type: str | None, url: str | None, ext: str
 ) -> None:
     assert media_extension(content_type, url) == ext
+
+
+def test_archives_sharing_a_folder_share_payloads_never_a_partial_file(tmp_path: Path) -> None:
+    """Two shards' downloads with the same key (their episode ids are per archive) go to
+    partial files of their own; the payload they both commit is stored once."""
+    shard0 = MediaFolder(tmp_path / "media", owner="shard-0-of-2")
+    shard1 = MediaFolder(tmp_path / "media", owner="shard-1-of-2")
+    first, second = download(shard0, "3-abcd", AUDIO), download(shard1, "3-abcd", AUDIO)
+    assert first != second
+    assert first.parent == tmp_path / "media" / ".partial" / "shard-0-of-2"
+    assert shard0.commit(first, ".mp3").new
+    again = shard1.commit(second, ".mp3")
+    assert not again.new
+    assert again.path == shard0.path_of(again.sha256, ".mp3")
+    for bad in (".hidden", "a/b", "..", "a\\b"):
+        with pytest.raises(MediaStoreError):
+            MediaFolder(tmp_path / "media", owner=bad)

@@ -15,10 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 from commands import invoke, query
+from hypothesis import given
+from hypothesis import strategies as st
 from media_archive import media_archive, payload_bytes, stored_path
 from test_serve import CHROMIUM, _chromium, _serving, get
 
 from podarchive.store import Archive
+from podarchive.web.media_route import UNSATISFIABLE, byte_range
 from podarchive.web.serve import make_datasette
 
 pytest.importorskip("datasette.app", reason="datasette is not installed")
@@ -167,3 +170,73 @@ def test_headless_chromium_shows_the_player(
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000
+
+
+# byte ranges: a player seeks without downloading the whole file -----------------------
+
+
+def _get_with(db: Path, path: str, headers: dict[str, str]) -> httpx.Response:
+    async def fetch() -> httpx.Response:
+        response: httpx.Response = await make_datasette(db).client.get(path, headers=headers)
+        return response
+
+    return asyncio.run(fetch())
+
+
+def test_the_media_mount_answers_byte_ranges(wav_archive: tuple[Path, dict[str, str]]) -> None:
+    db, stored = wav_archive
+    sha = stored["a"]
+    src = f"/-/media/{sha[:2]}/{sha[2:4]}/{sha}.wav"
+    data = stored_path(db, sha, ".wav").read_bytes()
+    size = len(data)
+
+    whole = _get_with(db, src, {})
+    assert whole.status_code == 200
+    assert whole.content == data
+    assert whole.headers["accept-ranges"] == "bytes"
+    assert whole.headers["etag"] == f'"{sha}"'
+
+    for asked, first, last in (
+        ("bytes=100-199", 100, 199),
+        ("bytes=1000-", 1000, size - 1),
+        ("bytes=-500", size - 500, size - 1),
+        (f"bytes=10-{size + 999}", 10, size - 1),  # an end past the file: up to its end
+    ):
+        part = _get_with(db, src, {"Range": asked})
+        assert part.status_code == 206, asked
+        assert part.content == data[first : last + 1], asked
+        assert part.headers["content-range"] == f"bytes {first}-{last}/{size}", asked
+        assert int(part.headers["content-length"]) == last - first + 1
+
+    past = _get_with(db, src, {"Range": f"bytes={size}-"})
+    assert past.status_code == 416
+    assert past.headers["content-range"] == f"bytes */{size}"
+    assert past.content == b""
+
+    several = _get_with(db, src, {"Range": "bytes=0-1,5-6"})  # answered with the whole file
+    assert several.status_code == 200
+    assert several.content == data
+
+    cached = _get_with(db, src, {"If-None-Match": f'"{sha}"'})
+    assert cached.status_code == 304
+    assert cached.content == b""
+
+
+@given(
+    size=st.integers(0, 5000),
+    first=st.none() | st.integers(0, 6000),
+    last=st.none() | st.integers(0, 6000),
+)
+def test_a_byte_range_is_always_inside_the_file(
+    size: int, first: int | None, last: int | None
+) -> None:
+    header = f"bytes={'' if first is None else first}-{'' if last is None else last}"
+    wanted = byte_range(header, size)
+    if wanted is None or wanted == UNSATISFIABLE:
+        return
+    start, end = wanted
+    assert 0 <= start <= end < size
+    if first is not None:
+        assert start == first
+    elif last is not None:
+        assert end - start + 1 == min(last, size)

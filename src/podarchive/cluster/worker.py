@@ -15,6 +15,10 @@ message is still current: its stamp must equal the feed's ``next_due_at`` in the
 its host must not have asked the cluster to wait. A duplicated or redelivered message for
 a feed already polled is acknowledged without a request: nothing is polled twice for one
 due time.
+
+A feed with ``media = true``, once stored, is handed to the shard's media thread
+(:class:`podarchive.cluster.media.ShardMedia`), which downloads its due media beside the
+stream without holding up any feed.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from urllib.parse import urlsplit
 
 from podarchive.cluster.broker import Cluster, DueEntry, Redeliver, worker_identity
 from podarchive.cluster.host_turns import BrokerHostTurns
+from podarchive.cluster.media import ShardMedia
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import Abandoned, BrokerError
 from podarchive.core.settings import Settings
@@ -38,6 +43,7 @@ from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.shards import check_shard, shard_of, shard_path
 from podarchive.runtime.lock import FileLock, archive_lock_path
 from podarchive.store import Archive, check_file
+from podarchive.update.media import MediaFeed
 from podarchive.update.one_feed import FeedReport
 from podarchive.update.run import update_stream
 
@@ -101,6 +107,7 @@ class ShardWorker:
         self._started_at = iso(utcnow())
         self._resync = threading.Event()
         self._archive: Archive | None = None  # while run() holds it
+        self.media: ShardMedia | None = None  # while run() holds the archive
         self._unpublished: dict[str, DueEntry] = {}  # due times not yet in the broker
 
     # the process's life
@@ -116,6 +123,8 @@ class ShardWorker:
         with lock.acquire(), Archive(self.path) as archive:
             archive.check_daily()  # never write into a damaged shard (as run and the daemon)
             self._archive = archive
+            self.media = ShardMedia(self.path, self.settings, self.hosts, stop)
+            self.media.start()
             self._publish_all(archive)
             self._beat_once()
             beats = threading.Thread(target=self._beat, name="podarchive-beat", daemon=True)
@@ -137,6 +146,7 @@ class ShardWorker:
             finally:
                 stop.set()
                 consumer.stop(timeout=10_000)
+                self.media.join()
                 self._abandon_waiting()
                 self._flush()
                 archive.checkpoint()
@@ -286,7 +296,17 @@ class ShardWorker:
         assert self._archive is not None
         self._queue_publish(DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url))
         if job is not None:
+            if report.ok and job.schedule.media:
+                self._want_media(job.schedule, report)
             job.finish("polled" if report.ok else f"failed: {report.error}")
+
+    def _want_media(self, schedule: FeedSchedule, report: FeedReport) -> None:
+        """A stored feed with ``media = true``: its due media to the media thread."""
+        assert self._archive is not None
+        assert self.media is not None
+        state = self._archive.feed_state(report.moved_to or report.url)
+        if state is not None:
+            self.media.want(MediaFeed(schedule, state.id, report.label))
 
     def _queue_publish(self, entries: Iterable[DueEntry]) -> None:
         """Due times for the broker's index, sent :data:`PUBLISH_BATCH` at a time or when

@@ -117,17 +117,22 @@ def _fsync_dir(path: Path) -> None:
 
 
 class MediaFolder:
-    """The media folder at ``root`` (created on the first write)."""
+    """The media folder at ``root`` (created on the first write). ``owner`` names the
+    archive whose partial downloads go in ``.partial/<owner>/``: archives sharing one folder
+    (a cluster's shards) share payloads, never a partial file, whose keys are per archive."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, owner: str = "") -> None:
         self.root = Path(root)
+        if owner and (owner.startswith(".") or "/" in owner or "\\" in owner):
+            raise MediaStoreError(f"not an archive name for partial files: {owner!r}")
+        self.partials = self.root / PARTIAL / owner if owner else self.root / PARTIAL
 
     def partial_path(self, key: str) -> Path:
         """Where the partial download named ``key`` (e.g. ``f"{episode_id}-{url_hash}"``) is
         written; its folder is created."""
         if not key or "/" in key or "\\" in key or key.startswith("."):
             raise MediaStoreError(f"not a partial file name: {key!r}")
-        folder = self.root / PARTIAL
+        folder = self.partials
         with media_errors("create the media folder"):
             folder.mkdir(parents=True, exist_ok=True)
         return folder / key

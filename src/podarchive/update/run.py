@@ -199,7 +199,8 @@ def update_stream(
 
     Then the media of the feeds with ``media = true`` (:mod:`podarchive.update.media`, its
     own threads), unless stopping; ``recheck_media`` makes every stored file due for a
-    conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media.
+    conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media:
+    a cluster worker hands them to its own media thread (:mod:`podarchive.cluster.media`).
     """
     settings = settings or Settings()
     report = RunReport()

@@ -213,12 +213,15 @@ def register_routes() -> list[tuple[str, Any]]:
 
 
 async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
-    from datasette.utils.asgi import Response, asgi_static
+    from datasette.utils.asgi import Response
+
+    from podarchive.web.media_route import send_payload
 
     root = MEDIA_SERVED.get(datasette)
     if root is None:
         return Response.text("404: the media folder is not served here", status=404)
-    await asgi_static(root)(request, send)
+    path = request.url_vars["path"]
+    await send_payload(root / path, path.rsplit("/", 1)[1][:64], request, send)
     return None
 
 
