@@ -240,3 +240,30 @@ def test_a_byte_range_is_always_inside_the_file(
         assert start == first
     elif last is not None:
         assert end - start + 1 == min(last, size)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_can_seek_in_the_served_file(
+    wav_archive: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A browser's audio element says the whole file is seekable only when the server answers
+    byte ranges (without them, only what it has loaded)."""
+    db, stored = wav_archive
+    sha = stored["a"]
+    with _serving(db) as base:
+        page = tmp_path / "seek.html"
+        page.write_text(
+            f'<audio id="a" preload="metadata" src="{base}/-/media/{sha[:2]}/{sha[2:4]}/{sha}.wav">'
+            "</audio><p id='out'>waiting</p><script>"
+            "const a = document.getElementById('a');"
+            "a.addEventListener('loadedmetadata', () => {"
+            "  const s = a.seekable;"
+            "  document.getElementById('out').textContent ="
+            "    'seekable ' + s.length + ' ' + (s.length ? s.end(0).toFixed(1) : '-')"
+            "    + ' duration ' + a.duration.toFixed(1);"
+            "});</script>"
+        )
+        dom = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr.decode()[-2000:]
+    assert "seekable 1 2.0 duration 2.0" in dom.stdout.decode()
