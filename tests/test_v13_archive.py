@@ -84,3 +84,31 @@ def test_a_migrated_archive_takes_media_rows(tmp_path: Path) -> None:
         assert task.episode_id not in [t.episode_id for t in due]
     _, problems = check_archive(path)
     assert problems == []
+
+
+def test_a_v11_archive_migrates_through_to_the_media_ledger_keeping_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's own words: a v11 archive (two releases back) upgraded to 14 in one open
+    keeps every row it had (migrations 12 and 13 only add columns and tables), has the
+    ledger's tables empty, passes check, and takes media rows."""
+    monkeypatch.setattr(store_base, "MIGRATIONS", store_base.MIGRATIONS[:14])
+    monkeypatch.setattr(store_base, "SCHEMA_VERSION", 14)
+    path = tmp_path / "archive.db"
+    shutil.copy(V13.with_name("v11.sqlite"), path)
+    with closing(sqlite3.connect(path)) as conn:
+        before = every_row(conn)
+    with Archive(path) as archive:
+        assert archive.schema_version == 14
+        after = every_row(archive.db.conn)
+        for table, table_rows in before.items():  # a column added later ends each row
+            assert [row[: len(old)] for row, old in zip(after[table], table_rows, strict=True)] == (
+                table_rows
+            ), table
+        assert all(after[t] == [] for t in MEDIA_TABLES)
+        feed_id = archive.feeds()[0][0]
+        (task, *_) = archive.media_due(feed_id, "2026-12-05T00:00:00Z")
+        archive.record_payload("cd" * 32, 5, "audio/mpeg", ".mp3", "2026-12-05T00:00:00Z")
+        assert archive.add_media_version(task.episode_id, task.url, "cd" * 32, "2026-12-05") == 1
+    _, problems = check_archive(path)
+    assert problems == []
