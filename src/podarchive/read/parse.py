@@ -65,6 +65,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import feedparser
+import feedparser.encodings
 import feedparser.mixin
 
 from podarchive.core.errors import ChaptersError, ParseError, one_line
@@ -90,6 +91,11 @@ from podarchive.read.feed_refusal import (
     refuse_unusable,
 )
 from podarchive.read.podcast_ns import ItemScan, PodcastScan
+
+# feedparser guesses a feed's encoding with chardet when chardet happens to be installed (a
+# library such as frictionless pulls it in), and reads a mislabelled feed differently then.
+# A feed must read the same wherever podarchive runs: its fallbacks are declared ones only.
+feedparser.encodings.lazy_chardet_encoding = None
 
 __all__ = ["parse_feed"]
 
