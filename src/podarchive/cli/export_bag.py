@@ -69,9 +69,12 @@ def _signals_stop() -> Iterator[None]:
 def export_bag(
     bag_dir: Path, db_path: Path, media: bool, sha512: bool, info: tuple[str, ...]
 ) -> None:
-    """Write the archive to DIR as a BagIt 1.0 bag: a consistent copy of the archive (made
-    with SQLite's backup API; a running 'run' or daemon may keep writing), the media files
-    in their content-addressed layout, the feeds as OPML, a README, and SHA-256 manifests.
+    """Write the archive, its media and its feeds to DIR as a BagIt 1.0 bag.
+
+    The bag's data/ holds a consistent copy of the archive (made with SQLite's backup API:
+    a running 'run' or daemon may keep writing), the media files in their content-addressed
+    layout, the feeds as OPML and a README; SHA-256 manifests (--sha512: SHA-512 too) and
+    bag-info.txt (--info adds fields) are beside it.
 
     DIR must be new or an empty folder (else exit 2). The bag is written beside it under a
     hidden name and renamed to DIR when complete: a failed or interrupted export (Ctrl-C,

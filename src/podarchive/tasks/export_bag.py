@@ -127,8 +127,8 @@ def export_bag(
     extra bag-info.txt fields (``Source-Organization``, ``Contact-Email``…)."""
     check_target(target)
     partial = target.parent / f".{target.name}.partial-{secrets.token_hex(4)}"
-    partial.mkdir()
     try:
+        partial.mkdir()  # inside: a Ctrl-C just after it still removes it
         copy = copy_archive(db, partial / ARCHIVE_NAME)
         report = BagReport(target, copy, media=media_dir is not None)
         if media_dir is not None:
