@@ -373,3 +373,15 @@ def test_info_fields_given_twice_are_two_lines() -> None:
         "Contact-Name": ["Ada", "Grace"],
         "X-Note": ["a=b"],
     }
+
+
+@pytest.mark.slow
+def test_the_benchmark_still_runs() -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "export_bag.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "cp -r + sha256sum" in proc.stdout
