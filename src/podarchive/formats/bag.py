@@ -12,6 +12,7 @@ traceback) goes nowhere.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def make_bag(
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
         raise BagError(f"not a manifest algorithm: {', '.join(unknown) or 'none given'}")
+    cwd = os.getcwd()  # bagit works from inside the bag; Bag.save does not always go back
     try:
         bagit.make_bag(str(folder), bag_info=dict(info), checksums=list(algorithms))
         (folder / "bagit.txt").write_text(
@@ -57,6 +59,8 @@ def make_bag(
         bagit.Bag(str(folder)).save()  # bag-info.txt as it was, the tag manifests anew
     except (bagit.BagError, RuntimeError, OSError, ValueError) as e:
         raise BagError(f"cannot make the bag {folder}: {_reason(e)}") from e
+    finally:
+        os.chdir(cwd)
 
 
 def validate_bag(folder: Path, *, completeness_only: bool = False) -> None:
