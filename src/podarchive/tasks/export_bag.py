@@ -127,8 +127,10 @@ def export_bag(
     extra bag-info.txt fields (``Source-Organization``, ``Contact-Email``…)."""
     check_target(target)
     partial = target.parent / f".{target.name}.partial-{secrets.token_hex(4)}"
+    made = False  # never remove a folder this export did not make
     try:
-        partial.mkdir()  # inside: a Ctrl-C just after it still removes it
+        partial.mkdir()
+        made = True
         copy = copy_archive(db, partial / ARCHIVE_NAME)
         report = BagReport(target, copy, media=media_dir is not None)
         if media_dir is not None:
@@ -140,7 +142,8 @@ def export_bag(
         validate_bag(partial, completeness_only=True)
         partial.rename(target)  # onto an empty folder, or a new name
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        if made:
+            shutil.rmtree(partial, ignore_errors=True)
         raise
     return report
 
