@@ -34,20 +34,20 @@ from podarchive.core.errors import ConfigError
 
 TAG = "tag:podarchive,2026:change/"
 #: Every kind of change, in the words an entry's title uses.
-KINDS: dict[str, str] = {
+KINDS: dict[str, str] = {  # in the order of one second's changes: the podcast's own first
     "podcast-added": "added to the archive",
+    "podcast-edited": "podcast details edited",
+    "feed-moved": "feed moved",
     "episode-added": "new episode",
     "episode-edited": "episode edited",
     "enclosure-replaced": "enclosure replaced",
+    "media-changed": "the media file's bytes changed",
     "page-notes-edited": "notes on the episode's page edited",
     "page-changed": "the episode's page changed",
-    "episode-removed": "episode removed from the feed",
-    "episode-unlisted": "episode no longer listed",
     "transcript-revised": "transcript revised",
     "chapters-revised": "chapters revised",
-    "media-changed": "the media file's bytes changed",
-    "podcast-edited": "podcast details edited",
-    "feed-moved": "feed moved",
+    "episode-removed": "episode removed from the feed",
+    "episode-unlisted": "episode no longer listed",
     "feed-gone": "feed gone",
 }
 #: The fields an episode revision compares, with the labels a diff shows.
@@ -188,7 +188,7 @@ def select(
 ) -> list[Change]:
     """The changes a reader gets, oldest first: those after ``after`` (or from ``since``), none
     stamped at ``now`` or later (the current second may still get more), at most ``limit``:
-    the first ones after a cursor, else the latest ones."""
+    the first ones after a cursor or a date, else the latest ones."""
     kept = sorted(
         (
             c
@@ -200,7 +200,8 @@ def select(
         key=lambda c: c.order,
     )
     if limit is not None and len(kept) > limit:
-        kept = kept[:limit] if after is not None else kept[-limit:]
+        walking = after is not None or since is not None  # a reader going forward
+        kept = kept[:limit] if walking else kept[-limit:]
     return kept
 
 
