@@ -213,7 +213,7 @@ def _text(value: object) -> str:
 
 
 def _words(line: str) -> list[str]:
-    return re.findall(r"\s+|[^\s]+", line)
+    return re.findall(r"\s+|\w+|[^\w\s]", line)
 
 
 def _line_pair(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segment, ...]]:

@@ -141,6 +141,7 @@ async def _revision(datasette: Any, request: Any) -> Any:
         ),
         "feed_url": f"/{database}/-/podcasts/{change.feed_id}/changes.atom",
         "table_url": datasette.urls.table(database, table),
+        "row_url": datasette.urls.row(database, table, str(row[1])),
     }
     page = await datasette.render_template(["archive_change.html"], context, request=request)
     return Response.html(page)
