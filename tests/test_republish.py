@@ -126,7 +126,13 @@ def test_transcripts_and_chapters_at_the_archived_copies(pytorch: Path) -> None:
     served_feed = get(pytorch, "/archive/-/podcasts/1/feed.xml")
     assert served_feed.headers["content-type"].startswith("application/rss+xml")
     assert b"http://localhost/archive/-/documents/" in served_feed.content
-    assert not feedparser.parse(served_feed.content).bozo
+    parsed = feedparser.parse(served_feed.content)
+    assert not parsed.bozo
+    assert parsed.feed.link == query(pytorch, "SELECT link FROM feeds")[0][0]
+    assert any(
+        link.rel == "self" and link.href == "http://localhost/archive/-/podcasts/1/feed.xml"
+        for link in parsed.feed.links
+    )
 
 
 def test_enclosures_at_the_archived_media(tmp_path: Path) -> None:

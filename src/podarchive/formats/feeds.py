@@ -325,9 +325,9 @@ def podcast_rss(podcast: PodcastFeed) -> bytes:
     fg.register_extension("archive", _ChannelExtension, _ItemExtension)
     fg.archive.podcast = podcast
     fg.title(xml_text(podcast.title))
-    fg.link(href=xml_text(podcast.link), rel="alternate")
     if podcast.self_url:
         fg.link(href=xml_text(podcast.self_url), rel="self")
+    fg.link(href=xml_text(podcast.link), rel="alternate")  # last: RSS's <link> is the last one
     fg.description(xml_text(podcast.description) or "Archived by podarchive")
     if podcast.language:
         fg.language(xml_text(podcast.language))
