@@ -31,7 +31,10 @@ def _writer(out: Path) -> tuple[Path | None, Callable[[bytes], object] | None]:
 )
 @click.option("--after", metavar="TOKEN", help="Changes after this cursor (a run printed it).")
 @click.option(
-    "--limit", type=int, metavar="N", help="At most N changes (the first after a cursor)."
+    "--limit",
+    type=int,
+    metavar="N",
+    help="At most N: the first after --since/--after, else the latest.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["atom", "json"]),
