@@ -67,7 +67,8 @@ def find_podcast(archive: ArchiveReader, name: str) -> int:
 
 def read_changes(archive: ArchiveReader, query: ChangeQuery) -> list[Change]:
     """The changes ``query`` asks for, oldest first."""
-    rows = archive.change_rows(query.feed_id, query.since)
+    floor = max(filter(None, (query.since, query.after.at if query.after else None)), default=None)
+    rows = archive.change_rows(query.feed_id, floor)  # only the rows a reader may still get
     return select(
         to_changes(rows),
         now=query.now or now_iso(),
