@@ -303,3 +303,24 @@ def test_hostile_titles_stay_text_in_the_change_feed(hostile: Path) -> None:
     content = str(edit["content"][0]["value"])  # type: ignore[index]
     assert "&lt;img src=x onerror=alert(2)&gt;" in content  # text, escaped in the HTML
     assert "<img" not in content
+
+
+def test_moves_gone_feeds_and_new_media_bytes_are_changes_too(tmp_path: Path) -> None:
+    """The kinds a loopback run does not make here, recorded as a run would record them."""
+    from media_archive import NOW, media_archive, payload_bytes
+
+    db = tmp_path / "archive.db"
+    media_archive(db, {"a": payload_bytes(1)})
+    with Archive(db) as archive:
+        (episode,) = archive.db.execute("SELECT id FROM episodes").fetchone()
+        archive.record_payload("ab" * 32, 10, "audio/mpeg", ".mp3", T3)
+        assert archive.add_media_version(episode, "https://cdn.example/a.mp3", "ab" * 32, T3) == 2
+        archive.move_feed(1, "https://ex.example/feed", "https://new.example/feed", "301", T3)
+        archive.record_feed_error(1, "HTTP 410 gone", 410, "2026-12-04T10:00:00Z", [], gone=True)
+    entries, _ = _entries(db)
+    kinds = [next(t["term"] for t in e["tags"] if "kind" in t["scheme"]) for e in entries]
+    assert kinds == ["podcast-added", "episode-added", "feed-moved", "media-changed", "feed-gone"]
+    assert str(entries[0]["published"]).startswith(NOW[:19])
+    moved = str(entries[2]["content"][0]["value"])  # type: ignore[index]
+    assert "https://new.example/feed" in moved
+    assert "version 2" in str(entries[3]["content"][0]["value"])  # type: ignore[index]
