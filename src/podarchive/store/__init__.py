@@ -56,6 +56,7 @@ from .base import (
     Connection,
     storage_errors,
 )
+from .change_reads import ChangeReadsMixin
 from .chapters import ChaptersMixin
 from .check import CHECK_LIMIT, Problem, check_archive, fts_tables
 from .counts import StatusMixin
@@ -207,6 +208,7 @@ class Archive(
     FetchLogMixin,
     MediaMixin,
     StatusMixin,
+    ChangeReadsMixin,
     Connection,
 ):
     """An open archive file. Not thread-safe: the pipeline keeps it on one thread.

@@ -17,6 +17,7 @@ from podarchive.core.errors import StorageError
 
 from .archive_path import BUSY_TIMEOUT, check_file
 from .base import Connection, storage_errors
+from .change_reads import ChangeReadsMixin
 from .counts import StatusMixin
 from .feed_reads import FeedReadsMixin
 from .media import MediaReadsMixin
@@ -24,7 +25,7 @@ from .schema import SCHEMA_VERSION
 
 
 @storage_errors
-class ArchiveReader(FeedReadsMixin, StatusMixin, MediaReadsMixin, Connection):
+class ArchiveReader(FeedReadsMixin, StatusMixin, MediaReadsMixin, ChangeReadsMixin, Connection):
     """An archive file opened with :meth:`open_to_read`; every public method raises
     :class:`StorageError`, never a sqlite3 error."""
 

@@ -208,8 +208,11 @@ def register_plugin() -> None:
 
 
 def register_routes() -> list[tuple[str, Any]]:
-    """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder."""
-    return [(rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file)]
+    """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder;
+    the change feeds, revision pages and republished feeds (:mod:`.change_routes`)."""
+    from podarchive.web.change_routes import routes
+
+    return [(rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file), *routes()]
 
 
 async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
