@@ -57,7 +57,7 @@ from podarchive.core.errors import (
     shorten,
 )
 from podarchive.core.settings import Settings
-from podarchive.core.types import FetchKind, FetchRecord, FetchResult, Redirect
+from podarchive.core.types import Exchange, FetchKind, FetchRecord, FetchResult, Redirect
 from podarchive.net import netguard
 from podarchive.net.hosts import HostLimiter, HostTurns
 from podarchive.net.netguard import (
@@ -149,7 +149,40 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-Exchange = tuple[int, dict[str, str], bytes, int]  # status, lower-cased headers, body, ms
+# one hop's answer: status, lower-cased headers, decoded body, ms, the exchange as on the wire
+Answer = tuple[int, dict[str, str], bytes, int, Exchange]
+
+
+def _text(value: bytes) -> str:
+    return value.decode("latin-1")
+
+
+def remote_ip(response: httpx.Response) -> str | None:
+    """The address the response came from (None when the transport does not say)."""
+    stream = response.extensions.get("network_stream")
+    try:
+        address = stream.get_extra_info("server_addr") if stream is not None else None
+    except Exception:  # a transport's stream without the information
+        return None
+    if isinstance(address, tuple) and address:
+        return str(address[0])
+    return str(address) if isinstance(address, str) else None
+
+
+def exchange_of(request: httpx.Request, response: httpx.Response, started_at: str) -> Exchange:
+    """One hop as sent and received (#27): the request's headers as sent (the client's
+    defaults included) and the response's status line and raw headers, before decoding."""
+    return Exchange(
+        method=request.method,
+        url=str(request.url),
+        request_headers=tuple((_text(n), _text(v)) for n, v in request.headers.raw),
+        http_version=response.http_version,
+        status=response.status_code,
+        reason=response.reason_phrase,
+        response_headers=tuple((_text(n), _text(v)) for n, v in response.headers.raw),
+        remote_ip=remote_ip(response),
+        started_at=started_at,
+    )
 
 
 class Fetcher:
@@ -287,12 +320,14 @@ class Fetcher:
     def _follow(self, url: str, hop: _Hop) -> FetchResult:
         """Follow redirects from ``url``; each hop checked, retried, recorded."""
         redirects: list[Redirect] = []
+        exchanges: list[Exchange] = []
         seen = {url}
         current = url
         while True:
             self._check_url(current, hop.trusted)
-            status, response_headers, body, ms = self._exchange_retrying(current, hop)
+            status, response_headers, body, ms, exchange = self._exchange_retrying(current, hop)
             if status in REDIRECT_STATUSES and "location" in response_headers:
+                exchanges.append(exchange)
                 target = self._redirect_target(current, response_headers["location"])
                 redirects.append(Redirect(status, current, target))
                 if target in seen:
@@ -305,7 +340,10 @@ class Fetcher:
                 current = target
                 continue
             if status == 200 and hop.kind != "feed" and _maybe_cut(response_headers, body):
-                status, response_headers, body, ms = self._confirm_page(current, hop, body)
+                status, response_headers, body, ms, exchange = self._confirm_page(
+                    current, hop, body
+                )
+            exchanges.append(exchange)
             if status == 304 or 200 <= status < 300:
                 return FetchResult(
                     url=url,
@@ -315,6 +353,7 @@ class Fetcher:
                     body=body,
                     elapsed_ms=ms,
                     redirects=tuple(redirects),
+                    exchanges=tuple(exchanges),
                 )
             raise HTTPStatusError(
                 status,
@@ -323,7 +362,7 @@ class Fetcher:
                 retry_after=response_headers.get("retry-after"),
             )
 
-    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Exchange:
+    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Answer:
         """Fetch a possibly cut page once more: a complete answer or the same bytes win.
 
         A close-delimited body looks complete to HTTP however early the connection closed,
@@ -331,12 +370,12 @@ class Fetcher:
         is tried again on a later run) when the second answer is different and no better.
         """
         second = self._exchange_retrying(url, hop)
-        status, headers, body, _ = second
+        status, headers, body, _, _ = second
         if status != 200 or body == first or not _maybe_cut(headers, body):
             return second
         raise FetchError(TRUNCATED, url=url, transient=True)
 
-    def _exchange_retrying(self, url: str, hop: _Hop) -> Exchange:
+    def _exchange_retrying(self, url: str, hop: _Hop) -> Answer:
         """One hop, retried with back-off on transient failures; honours Retry-After."""
         host = urlsplit(url).hostname or ""
         delays = retry_delays(self.settings.retries, base=self.settings.retry_base)
@@ -344,19 +383,20 @@ class Fetcher:
             last = attempt == len(delays)
             self._hosts.check(host)
             try:
-                status, response_headers, body, ms = self._exchange(url, hop)
+                answer = self._exchange(url, hop)
             except FetchError as e:
                 if last or not e.transient or not _back_off(delays[attempt]):
                     raise
                 continue
+            status, response_headers = answer[0], answer[1]
             retry_after = parse_retry_after(response_headers.get("retry-after"), utcnow())
             if status in (429, 503) and retry_after is not None:
                 self._hosts.block(host, retry_after)
-                return status, response_headers, body, ms
+                return answer
             transient = is_transient_status(status) and status >= 400
             if transient and not last and _back_off(delays[attempt]):
                 continue
-            return status, response_headers, body, ms
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_url(self, url: str, trusted: bool) -> None:
@@ -384,8 +424,9 @@ class Fetcher:
             raise RedirectError(f"redirect to a non-http(s) URL: {shorten(target)}", url=current)
         return target
 
-    def _exchange(self, url: str, hop: _Hop) -> Exchange:
-        """One request, logged. Returns status, lower-cased headers, decoded body, ms."""
+    def _exchange(self, url: str, hop: _Hop) -> Answer:
+        """One request, logged. Returns status, lower-cased headers, decoded body, ms and the
+        exchange as sent and received."""
         if self._abort.is_set():
             raise Abandoned(url=url)
         started_at, start = now_iso(), time.monotonic()
@@ -398,6 +439,7 @@ class Fetcher:
             with self._turn(host) as sent, closing(client.send(request, stream=True)) as r:
                 sent()  # for transports that do not report the first write themselves
                 status = r.status_code
+                exchange = exchange_of(request, r, started_at)
                 response_headers = {k.lower(): v for k, v in r.headers.items()}
                 body = self._read_body(r, response_headers, hop.limit)
                 size = len(body)
@@ -423,7 +465,8 @@ class Fetcher:
             raise
         error_text = None if status < 400 else _status_reason(status)
         hop.log.append(_record(url, hop.kind, started_at, start, status, size, error_text))
-        return status, response_headers, body, int((time.monotonic() - start) * 1000)
+        ms = int((time.monotonic() - start) * 1000)
+        return status, response_headers, body, ms, exchange
 
     @contextmanager
     def _turn(self, host: str) -> Iterator[Callable[[], None]]:
