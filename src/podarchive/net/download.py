@@ -48,11 +48,10 @@ from podarchive.net.fetch import (
     Fetcher,
     _bad_url,
     _first_line,
-    _format_size,
     _record,
     _status_reason,
-    exchange_of,
 )
+from podarchive.net.wire import _format_size, exchange_of
 from podarchive.rules.policy import parse_retry_after
 
 KIND = "media"
