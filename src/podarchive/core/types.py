@@ -222,6 +222,9 @@ class FetchResult:
     body: bytes = b""
     elapsed_ms: int = 0
     redirects: tuple[Redirect, ...] = ()
+    #: every hop's request and response head, in order: the redirects', then the answer's
+    #: (#27); the last one's body is ``body`` (decoded: see :attr:`Exchange.content_encoding`)
+    exchanges: tuple[Exchange, ...] = ()
 
     @property
     def not_modified(self) -> bool:
@@ -267,6 +270,60 @@ class Exchange:
             if name.lower() == "content-encoding" and value.strip().lower() != "identity":
                 return value.strip()
         return None
+
+
+#: What a capture's body is (``captures.kind``, #27): the kind of fetch that stored it, a
+#: backfill walk's archive document, or an episode's media file.
+CaptureKind = Literal["feed", "page", "transcript", "chapters", "media", "backfill"]
+#: Where a capture's body is kept: ``("snapshot", id)``, ``("document", id)`` (the exact
+#: bytes: :meth:`Archive.capture_body`) or ``("media", sha256)`` (a file in the media folder).
+BodyRef = tuple[str, int | str]
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One HTTP exchange the archive recorded when it stored (or re-confirmed) a body (#27).
+
+    ``body_sha256`` is the SHA-256 (hex) of the body as stored, i.e. after any
+    ``Content-Encoding`` was undone (``exchange.content_encoding`` says what it was); it is
+    None for an exchange without a body (a redirect hop, a 304). ``body_ref`` is where those
+    exact bytes are kept; None when the body was received but not kept (a page whose notes
+    were current: the bytes are gone, the digest and size remain).
+    """
+
+    id: int
+    kind: CaptureKind
+    feed_id: int | None
+    episode_id: int | None
+    exchange: Exchange
+    body_sha256: str | None
+    body_size: int | None
+    body_ref: BodyRef | None
+    software: str | None
+    content_type: str | None = None  # of the body, from the response's headers
+    media_ext: str | None = None  # a media body's file extension in the media folder
+
+
+@dataclass(frozen=True, slots=True)
+class UncapturedBody:
+    """A body stored before #27 (no capture row): what is known of how it was fetched.
+
+    ``headers`` are the response headers known for it (validators from the rows beside
+    it; a media fetch's whole ``headers`` JSON), lower-case names; ``sha256`` is the SHA-256
+    of exactly the bytes :meth:`Archive.capture_body` returns for ``body_ref`` (media: of
+    the payload file)."""
+
+    kind: CaptureKind
+    feed_id: int | None
+    episode_id: int | None
+    url: str
+    fetched_at: str
+    content_type: str | None
+    headers: tuple[tuple[str, str], ...]
+    sha256: str
+    size: int
+    body_ref: BodyRef
+    media_ext: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ mypy checks against the real ones where :class:`Archive` combines them):
   episode lists), ``transcripts`` (segments) and ``chapters``;
 - ``media`` (the media ledger: payloads, fetches, versions, fixity, download state) and
   ``media_files`` (the content-addressed media folder itself, no SQLite);
+- ``captures`` (#27: every stored body's HTTP exchanges, header sets kept once each);
 - ``transplant``: feeds copied between archives with their whole history (``reshard``).
 
 The store imports only ``podarchive.core.errors``, ``types``, ``rules.history`` and
@@ -56,6 +57,7 @@ from .base import (
     Connection,
     storage_errors,
 )
+from .captures import SOFTWARE, CapturesMixin, canonical_headers
 from .change_reads import ChangeReadsMixin
 from .chapters import ChaptersMixin
 from .check import CHECK_LIMIT, Problem, check_archive, fts_tables
@@ -118,6 +120,7 @@ __all__ = [
     "BOOKKEEPING_COLUMNS",
     "BOOKKEEPING_INDEX",
     "BUSY_TIMEOUT",
+    "SOFTWARE",
     "CHECKPOINT_WAIT_MS",
     "CHECK_LIMIT",
     "CHURN_COLUMNS",
@@ -152,6 +155,7 @@ __all__ = [
     "ArchiveLike",
     "ArchiveReader",
     "ArchiveReads",
+    "CapturesMixin",
     "DocumentsMixin",
     "EpisodeFilesMixin",
     "EpisodeWrite",
@@ -176,6 +180,7 @@ __all__ = [
     "Transplanted",
     "archive_version",
     "check_archive",
+    "canonical_headers",
     "check_file",
     "content_keys",
     "feed_urls",
@@ -207,6 +212,7 @@ class Archive(
     SnapshotsMixin,
     FetchLogMixin,
     MediaMixin,
+    CapturesMixin,
     StatusMixin,
     ChangeReadsMixin,
     Connection,

@@ -9,13 +9,17 @@ shaped like them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Protocol, Self
 
 from podarchive.core.types import (
+    BodyRef,
+    Capture,
+    CaptureKind,
     EpisodeWrite,
+    Exchange,
     FeedHistory,
     FeedState,
     FetchRecord,
@@ -29,6 +33,7 @@ from podarchive.core.types import (
     Row,
     SaveStats,
     Snapshot,
+    UncapturedBody,
 )  # fmt: skip
 
 from .feed_history import KnownItems
@@ -61,6 +66,13 @@ class ArchiveLike(Protocol):
     def add_site_episode(self, feed_id: int, key: str, url: str, now: str) -> bool: ...
     def audit_queue(self, limit_bytes: int | None = None) -> list[Row]: ...
     def backfill_page(self, feed_id: int, url: str) -> Row | None: ...
+    def capture_body(self, body_ref: BodyRef) -> bytes: ...
+    def captures(
+        self,
+        feed_ids: Collection[int] | None = None,
+        since: str | None = None,
+        kinds: Collection[str] | None = None,
+    ) -> Iterator[Capture]: ...
     def backfill_page_tasks(
         self, feed_id: int, since: str | None
     ) -> list[tuple[PageTask, str]]: ...
@@ -149,6 +161,16 @@ class ArchiveLike(Protocol):
         now: str,
         records: Iterable[FetchRecord],
     ) -> None: ...
+    def record_captures(
+        self,
+        exchanges: Sequence[Exchange],
+        *,
+        kind: CaptureKind,
+        feed_id: int | None,
+        episode_id: int | None = None,
+        body_sha256: str | None = None,
+        body_size: int | None = None,
+    ) -> list[int]: ...
     def record_file(
         self,
         task: FileTask,
@@ -221,4 +243,7 @@ class ArchiveLike(Protocol):
     def set_warnings(self, feed_id: int, warnings: Sequence[str]) -> None: ...
     def start_walk(self, feed_id: int, now: str) -> int: ...
     def transaction(self) -> AbstractContextManager[None]: ...
+    def uncaptured_bodies(
+        self, feed_ids: Collection[int] | None = None, since: str | None = None
+    ) -> Iterator[UncapturedBody]: ...
     def with_feed_notes(self, tasks: Sequence[PageTask]) -> list[PageTask]: ...

@@ -219,6 +219,44 @@ def _media_ledger_v14(db: sqlite_utils.Database) -> None:
     )
 
 
+def _captures_v15(db: sqlite_utils.Database) -> None:
+    """Issue #27: provenance kept at capture. ``captures``: one row per HTTP exchange behind a
+    stored body (redirect hops and 304s too): the request and the response head as sent and
+    received, the remote address, when, the software; the body stays where it is stored
+    (``snapshot_id``, ``document_id`` or ``payload_sha256``). ``header_sets``: each distinct
+    header list once, under the SHA-256 (32 bytes) of its canonical JSON (:mod:`.captures`).
+    One index for an export, by feed and time (an export of every feed sorts them)."""
+    db.table("header_sets").create(
+        {"id": int, "sha256": bytes, "headers": str},
+        pk="id",
+        not_null={"sha256", "headers"},
+    )
+    db.table("header_sets").create_index(["sha256"], unique=True)
+    db.table("captures").create(
+        {
+            "id": int, "feed_id": int, "episode_id": int, "kind": str, "method": str,
+            "url": str, "http_version": str, "status": int, "reason": str,
+            "request_headers_id": int, "response_headers_id": int, "content_encoding": str,
+            "remote_ip": str, "started_at": str, "body_sha256": str, "body_size": int,
+            "snapshot_id": int, "document_id": int, "payload_sha256": str, "software": str,
+        },
+        pk="id",
+        not_null={"kind", "method", "url", "status", "started_at"},
+        foreign_keys=[
+            ("feed_id", "feeds", "id"), ("episode_id", "episodes", "id"),
+            ("request_headers_id", "header_sets", "id"),
+            ("response_headers_id", "header_sets", "id"),
+            ("snapshot_id", "snapshots", "id"), ("document_id", "documents", "id"),
+            ("payload_sha256", "media_payloads", "sha256"),
+        ],
+    )  # fmt: skip
+    db.table("captures").create_index(["feed_id", "started_at"])
+    for column in ("snapshot_id", "document_id", "payload_sha256"):
+        db.execute(
+            f"CREATE INDEX idx_captures_{column} ON captures ({column}) WHERE {column} IS NOT NULL"
+        )
+
+
 # The links' lookup indexes (by URL, by domain), as sqlite-utils created them (migration 1):
 # no constraint, only lookups. A run that adds many links may drop them and build them again
 # at its end (Archive.deferred_link_indexes): inserting 960,000 links in URL order at random
@@ -248,5 +286,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fetch_warnings_v12,
     _page_methods_v13,
     _media_ledger_v14,
+    _captures_v15,
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
