@@ -411,9 +411,10 @@ def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: 
 
 from podarchive.cli.archive import COMMANDS as ARCHIVE_COMMANDS  # noqa: E402
 from podarchive.cli.cluster import COMMANDS as CLUSTER_COMMANDS  # noqa: E402
+from podarchive.cli.export_warc import COMMANDS as EXPORT_COMMANDS  # noqa: E402
 from podarchive.cli.schedules import COMMANDS as SCHEDULE_COMMANDS  # noqa: E402
 
-for _command in (*SCHEDULE_COMMANDS, *ARCHIVE_COMMANDS, *CLUSTER_COMMANDS):
+for _command in (*SCHEDULE_COMMANDS, *ARCHIVE_COMMANDS, *CLUSTER_COMMANDS, *EXPORT_COMMANDS):
     cli.add_command(_command)
 
 

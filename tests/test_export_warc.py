@@ -1,0 +1,254 @@
+"""``podarchive export-warc`` (#27): the archive as WARC/1.1 records and a WACZ 1.1 package.
+
+A loopback podcast (ten episodes with pages, a transcript and a chapters file; the feed
+served gzipped, fetched three times with one change, the pages re-checked once) is archived
+by real runs, then exported. What is checked: ``warcio check`` and ``wacz validate`` pass;
+every capture is a response or revisit with its original status and headers and a payload
+digest equal to the stored body's SHA-256; every body stored before captures existed is a
+resource record; and pywb, in its own virtualenv on loopback, replays every feed and page URL
+at the time of each capture, byte for byte (tests/pywb_replay.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from loopback import LoopbackSite
+from pywb_replay import Wayback, pywb_bin
+from warcio.archiveiterator import ArchiveIterator
+from warcio.timeutils import iso_date_to_timestamp
+
+from podarchive.cli import cli
+from podarchive.core.settings import Settings
+from podarchive.core.types import Exchange
+from podarchive.read.schedule_files import FeedSchedule
+from podarchive.store import Archive
+from podarchive.update.run import update_feeds
+
+T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
+EPISODES = 10
+SETTINGS = Settings(host_gap=0, retry_base=0.01, allow_private_hosts=True, processes=1)
+SRT = "1\n00:00:01,000 --> 00:00:04,000\nWelcome back to Loopback Talks.\n"
+CHAPTERS = {"version": "1.2.0", "chapters": [{"startTime": 0, "title": "Cold open"}]}
+PAGE = (
+    "<!doctype html><html><head><title>Episode {n}</title></head><body><main><article>"
+    "<h1>Episode {n}</h1><div class='notes'><p>Notes of episode {n}, about "
+    "<a href='https://example.org/{n}'>paper {n}</a>.</p></div></article></main></body></html>"
+)
+
+
+def feed_xml(base: str, first_title: str) -> str:
+    items = []
+    for n in range(1, EPISODES + 1):
+        files = ""
+        if n == 1:
+            files = (
+                f'<podcast:transcript url="{base}/ep1.srt" type="application/srt"/>'
+                f'<podcast:chapters url="{base}/ep1.chapters.json" '
+                'type="application/json+chapters"/>'
+            )
+        title = first_title if n == 1 else f"Episode {n}"
+        items.append(
+            f"<item><title>{title}</title><guid>ep{n}</guid><link>{base}/ep{n}</link>"
+            f"<pubDate>Mon, {n:02d} Nov 2026 10:00:00 GMT</pubDate>"
+            f"<description>Feed notes {n}.</description>{files}</item>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" '
+        'xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel>'
+        f"<title>Loopback Talks</title><link>{base}/</link><description>Talks.</description>"
+        f"{''.join(items)}</channel></rss>"
+    )
+
+
+def _at(moment: datetime) -> Any:
+    return lambda: moment
+
+
+@pytest.fixture
+def archived(tmp_path: Path, site: LoopbackSite) -> Path:
+    """The loopback podcast archived by three runs an hour apart; the archive's path."""
+    base = site.url("")
+    site.serve("/feed.xml", feed_xml(base, "Episode 1"), etag='"feed-1"', gzip=True)
+    for n in range(1, EPISODES + 1):
+        site.serve(f"/ep{n}", PAGE.format(n=n), etag=f'"p{n}"',
+                   content_type="text/html; charset=utf-8")  # fmt: skip
+    site.serve("/ep1.srt", SRT, content_type="application/x-subrip")
+    site.serve("/ep1.chapters.json", json.dumps(CHAPTERS),
+               content_type="application/json+chapters")  # fmt: skip
+    db = tmp_path / "archive.db"
+    schedule = [FeedSchedule(url=site.url("/feed.xml"), name="Loopback Talks")]
+    with Archive(db) as archive:
+        update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0))
+        update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0 + timedelta(hours=1)),
+                     recheck_pages=True)  # fmt: skip
+        site.serve("/feed.xml", feed_xml(base, "Episode 1, retitled"), etag='"feed-2"', gzip=True)
+        update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0 + timedelta(hours=2)))
+    return db
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """Every record of a WARC: its WARC headers, HTTP status and headers, and payload."""
+    found = []
+    with path.open("rb") as f:
+        for record in ArchiveIterator(f):
+            http = record.http_headers
+            found.append({
+                "type": record.rec_type,
+                "headers": dict(record.rec_headers.headers),
+                "status": int(http.get_statuscode()) if http and record.rec_type != "request" else None,
+                "http": list(http.headers) if http else [],
+                "payload": record.content_stream().read(),
+            })  # fmt: skip
+    return found
+
+
+def _warc_of(wacz: Path, tmp_path: Path) -> Path:
+    with zipfile.ZipFile(wacz) as z:
+        name = next(n for n in z.namelist() if n.startswith("archive/"))
+        z.extract(name, tmp_path / "unpacked")
+    return tmp_path / "unpacked" / name
+
+
+def _captures(db: Path) -> list[Any]:
+    with Archive(db) as archive:
+        return list(archive.captures())
+
+
+def _uncaptured(db: Path) -> list[Any]:
+    with Archive(db) as archive:
+        return list(archive.uncaptured_bodies())
+
+
+def test_the_warc_checks_and_every_body_is_a_record(archived: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    result = CliRunner().invoke(cli, ["export-warc", str(out), "--db", str(archived)])
+    assert result.exit_code == 0, result.output
+    warc = tmp_path / "export.warc.gz"
+    assert "wrote" in result.output
+    assert warc.exists()
+    check = subprocess.run(
+        [sys.executable, "-c", "from warcio.cli import main; main()", "check", "-v", str(warc)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+    found = records(warc)
+    assert found[0]["type"] == "warcinfo"
+    assert b"software: podarchive/" in found[0]["payload"]
+    _every_capture_is_a_record(archived, found)
+    _every_old_body_is_a_resource(archived, found)
+
+
+def _every_capture_is_a_record(db: Path, found: list[dict[str, Any]]) -> None:
+    by_date_url = {}
+    for r in found:
+        if r["type"] in ("response", "revisit"):
+            key = (r["headers"]["WARC-Target-URI"], r["headers"]["WARC-Date"])
+            by_date_url.setdefault(key, r)
+    for capture in _captures(db):
+        ex: Exchange = capture.exchange
+        record = by_date_url[(ex.url, ex.started_at)]
+        assert record["status"] == ex.status
+        kept = [(n, v) for n, v in ex.response_headers if n.lower() not in _WIRE]
+        assert [(n, v) for n, v in record["http"] if not n.startswith("X-Archive-Orig-")
+                and n.lower() != "content-length"] == kept  # fmt: skip
+        if capture.body_sha256 is not None:
+            digest = record["headers"]["WARC-Payload-Digest"]
+            assert digest == f"sha256:{capture.body_sha256}"
+        if record["type"] == "response" and capture.body_sha256:
+            assert hashlib.sha256(record["payload"]).hexdigest() == capture.body_sha256
+
+
+_WIRE = ("content-encoding", "transfer-encoding", "content-length", "content-range")
+
+
+def _every_old_body_is_a_resource(db: Path, found: list[dict[str, Any]]) -> None:
+    resources = {
+        (r["headers"]["WARC-Target-URI"], r["headers"]["WARC-Payload-Digest"]): r
+        for r in found
+        if r["type"] == "resource"
+    }
+    for body in _uncaptured(db):
+        record = resources[(body.url, f"sha256:{body.sha256}")]
+        assert hashlib.sha256(record["payload"]).hexdigest() == body.sha256
+
+
+def test_the_wacz_validates_and_lists_the_feed_and_pages(archived: Path, tmp_path: Path) -> None:
+    wacz = tmp_path / "podcast.wacz"
+    done = subprocess.run(
+        [sys.executable, "-m", "podarchive", "export-warc", str(wacz), "--db", str(archived),
+         "--podcast", "Loopback Talks"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    valid = subprocess.run(
+        [sys.executable, "-m", "wacz", "validate", "-f", str(wacz)], capture_output=True, text=True
+    )
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    with zipfile.ZipFile(wacz) as z:
+        names = set(z.namelist())
+        pages = [json.loads(line) for line in z.read("pages/pages.jsonl").splitlines()]
+        package = json.loads(z.read("datapackage.json"))
+    assert {"datapackage.json", "indexes/index.cdx.gz", "pages/pages.jsonl"} <= names
+    assert all(r["hash"].startswith("sha256:") for r in package["resources"])
+    urls = {p["url"] for p in pages[1:]}
+    assert any(u.endswith("/feed.xml") for u in urls)
+    assert {u.rsplit("/", 1)[1] for u in urls if "/ep" in u} == {f"ep{n}" for n in range(1, 11)}
+
+
+def test_an_unknown_podcast_is_one_line(archived: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["export-warc", str(tmp_path / "x.wacz"), "--db", str(archived), "--podcast", "Nope"]
+    )
+    assert result.exit_code == 2
+    assert "no podcast named 'Nope'" in result.output
+    assert not list(tmp_path.glob("x*"))
+
+
+@pytest.fixture(scope="session")
+def pywb() -> Path:
+    folder, why = pywb_bin()
+    if folder is None:
+        pytest.skip(why)
+    return folder
+
+
+@pytest.fixture
+def wayback(pywb: Path, archived: Path, tmp_path: Path) -> Iterator[Wayback]:
+    wacz = tmp_path / "replay.wacz"
+    result = CliRunner().invoke(cli, ["export-warc", str(wacz), "--db", str(archived)])
+    assert result.exit_code == 0, result.output
+    server = Wayback(pywb, tmp_path / "pywb", wacz)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_pywb_replays_every_feed_and_page_byte_for_byte(archived: Path, wayback: Wayback) -> None:
+    with Archive(archived) as archive:
+        expected = [
+            (b.url, b.fetched_at, archive.capture_body(b.body_ref))
+            for b in archive.uncaptured_bodies()
+            if b.kind in ("feed", "page")
+        ]
+        for c in archive.captures(kinds=("feed", "page")):
+            if c.body_ref is not None and c.exchange.status == 200:
+                body = archive.capture_body(c.body_ref)
+                expected.append((c.exchange.url, c.exchange.started_at, body))
+    feed_versions = {body for url, _, body in expected if url.endswith("/feed.xml")}
+    assert len(feed_versions) == 2  # the first and the changed feed
+    assert len({url for url, _, _ in expected if "/ep" in url}) == EPISODES
+    for url, at, body in expected:
+        status, _, replayed = wayback.get(iso_date_to_timestamp(at), url)
+        assert (status, replayed) == (200, body), url
