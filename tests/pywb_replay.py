@@ -38,6 +38,16 @@ def pywb_bin() -> tuple[Path | None, str]:
     return _build(CACHE)
 
 
+def pywb_or_skip() -> Path:
+    """:func:`pywb_bin`, or the test skipped with the reason there is none."""
+    import pytest
+
+    folder, why = pywb_bin()
+    if folder is None:
+        pytest.skip(why)
+    return folder
+
+
 def _build(root: Path) -> tuple[Path | None, str]:
     """A fresh virtualenv at ``root`` with pywb installed (about a minute, once)."""
     root.parent.mkdir(parents=True, exist_ok=True)
