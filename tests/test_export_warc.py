@@ -37,13 +37,6 @@ def archived(tmp_path: Path, site: LoopbackSite) -> Path:
     return archive_podcast(tmp_path, site)
 
 
-def _warc_of(wacz: Path, tmp_path: Path) -> Path:
-    with zipfile.ZipFile(wacz) as z:
-        name = next(n for n in z.namelist() if n.startswith("archive/"))
-        z.extract(name, tmp_path / "unpacked")
-    return tmp_path / "unpacked" / name
-
-
 def _captures(db: Path) -> list[Any]:
     with Archive(db) as archive:
         return list(archive.captures())

@@ -151,3 +151,30 @@ def test_pywb_replays_each_capture_at_its_time(captured: dict[str, Any], wayback
     status, headers, _ = wayback.get(stamp[0], captured["old"])
     assert status == 301
     assert captured["page"] in headers.get("Location", "")
+
+
+def test_the_episode_page_links_to_its_captures(archived: Path, captured: dict[str, Any]) -> None:
+    import asyncio
+    import re
+
+    from podarchive.web.serve import make_datasette
+
+    with Archive(archived) as archive:
+        (episode_id,) = archive.db.execute("SELECT id FROM episodes WHERE guid = 'ep3'").fetchone()
+
+    async def pages() -> tuple[str, list[dict[str, Any]]]:
+        ds = make_datasette(archived)
+        html = (await ds.client.get(f"/archive/episodes/{episode_id}")).text
+        (href,) = re.findall(r'<a href="([^"]*captures[^"]*)">How it was fetched', html)
+        href = href.replace("&amp;", "&")
+        rows = (
+            await ds.client.get(href.replace("/captures?", "/captures.json?_shape=array&"))
+        ).json()
+        return href, rows
+
+    href, rows = asyncio.run(pages())
+    assert href == f"/archive/captures?episode_id={episode_id}"
+    assert [(r["url"], r["status"]) for r in rows] == [
+        (captured["old"], 301),
+        (captured["page"], 200),
+    ]
