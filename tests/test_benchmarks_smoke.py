@@ -19,6 +19,7 @@ SCRIPTS = [
     "hourly_cycle.py",
     "vs_reader.py",
     "transcripts.py",
+    "export_warc.py",
 ]
 
 

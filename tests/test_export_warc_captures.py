@@ -178,3 +178,26 @@ def test_the_episode_page_links_to_its_captures(archived: Path, captured: dict[s
         (captured["old"], 301),
         (captured["page"], 200),
     ]
+
+
+def test_since_keeps_only_later_captures(
+    archived: Path, captured: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "later.warc.gz"
+    result = CliRunner().invoke(
+        cli, ["export-warc", str(out), "--db", str(archived), "--since", "2026-12-02"]
+    )
+    assert result.exit_code == 0, result.output
+    found = records(out)
+    dates = {
+        r["headers"]["WARC-Date"]
+        for r in found
+        if r["type"] in ("response", "revisit", "request", "resource")
+    }
+    assert dates == set(captured["times"])
+    episodes = [
+        r
+        for r in found
+        if r["headers"].get("WARC-Target-URI", "").startswith("urn:podarchive:episode:")
+    ]
+    assert len(episodes) == 10  # the feed was captured since then: all its episodes
