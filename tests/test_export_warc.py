@@ -49,7 +49,10 @@ def _uncaptured(db: Path) -> list[Any]:
 
 def test_the_warc_checks_and_every_body_is_a_record(archived: Path, tmp_path: Path) -> None:
     out = tmp_path / "export"
-    result = CliRunner().invoke(cli, ["export-warc", str(out), "--db", str(archived)])
+    result = CliRunner().invoke(
+        cli, ["export-warc", str(out), "--db", str(archived)],
+        env={"PODARCHIVE_OPERATOR": "Ada Archivist <ada@example.org>"},
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     warc = tmp_path / "export.warc.gz"
     assert "wrote" in result.output
@@ -62,6 +65,7 @@ def test_the_warc_checks_and_every_body_is_a_record(archived: Path, tmp_path: Pa
     found = records(warc)
     assert found[0]["type"] == "warcinfo"
     assert b"software: podarchive/" in found[0]["payload"]
+    assert b"operator: Ada Archivist <ada@example.org>" in found[0]["payload"]
     _every_capture_is_a_record(archived, found)
     _every_old_body_is_a_resource(archived, found)
 
