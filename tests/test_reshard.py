@@ -338,8 +338,9 @@ def _feed_state(db: Path, url: str) -> dict[tuple[str, str], Counter[Any]]:
     for (table, owner), rows in dump(db).items():
         if owner != url:
             continue
-        if table == "fetches":
-            timing = ("ms", "started_at")  # the wall clock's, not the run's
+        if table in ("fetches", "captures"):
+            # the wall clock's, not the run's (a capture's header sets hold the Date too)
+            timing = ("ms", "started_at", "request_headers_id", "response_headers_id")
             untimed: Counter[Any] = Counter()
             for row, n in rows.items():
                 untimed[tuple(x for x in row if x[0] not in timing)] += n

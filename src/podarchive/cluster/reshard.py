@@ -44,9 +44,17 @@ from podarchive.store import (
 )
 
 PARTIAL = ".partial"
-#: Verified as sets of keys, not counts: a body or a media payload two feeds share may now be in
+#: Verified as sets of keys, not counts: a body, a media payload or a capture's header set (#27)
+#: two feeds share may now be in
 #: two shards (with its audits), and every shard has every host.
-SHARED_TABLES = ("documents", "snapshots", "hosts", "media_payloads", "fixity_events")
+SHARED_TABLES = (
+    "documents",
+    "snapshots",
+    "header_sets",
+    "hosts",
+    "media_payloads",
+    "fixity_events",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,17 +41,17 @@ from podarchive.core.errors import (
     RedirectError,
     shorten,
 )
-from podarchive.core.types import FetchRecord
+from podarchive.core.types import Exchange, FetchRecord
 from podarchive.net import netguard
 from podarchive.net.fetch import (
     REDIRECT_STATUSES,
     Fetcher,
     _bad_url,
     _first_line,
-    _format_size,
     _record,
     _status_reason,
 )
+from podarchive.net.wire import _format_size, exchange_of
 from podarchive.rules.policy import parse_retry_after
 
 KIND = "media"
@@ -75,6 +75,9 @@ class Download:
     stopped: str | None = None  # "stopped" (the stop event) or "deadline": ended early
     etag: str | None = None
     last_modified: str | None = None
+    #: every response of this call, in order (redirect hops, a refused resume, the final
+    #: answer), as sent and received (#27); the body is the partial file's bytes
+    exchanges: tuple[Exchange, ...] = ()
 
 
 class _Restart(Exception):
@@ -95,6 +98,7 @@ class _Job:
     offset: int = 0
     discarded: bool = False  # the partial file's bytes were (or will be) thrown away
     received: int = field(default=0)
+    exchanges: list[Exchange] = field(default_factory=list)
 
 
 def validator_path(partial: Path) -> Path:
@@ -225,6 +229,7 @@ def _exchange(fetcher: Fetcher, url: str, job: _Job) -> Download | str:
         with fetcher._turn(host) as sent, closing(client.send(request, stream=True)) as r:
             sent()
             status = r.status_code
+            job.exchanges.append(exchange_of(request, r, started_at))
             answer = _answer(fetcher, url, r, job)
     except httpx.InvalidURL as e:
         error: FetchError = _bad_url(e, url)
@@ -383,6 +388,7 @@ def _result(
         stopped=stopped,
         etag=headers.get("etag"),
         last_modified=headers.get("last-modified"),
+        exchanges=tuple(job.exchanges),
     )
 
 

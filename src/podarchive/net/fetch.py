@@ -35,7 +35,6 @@ import re
 import ssl
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from podarchive.core.errors import (
     shorten,
 )
 from podarchive.core.settings import Settings
-from podarchive.core.types import FetchKind, FetchRecord, FetchResult, Redirect
+from podarchive.core.types import Exchange, FetchKind, FetchRecord, FetchResult, Redirect
 from podarchive.net import netguard
 from podarchive.net.hosts import HostLimiter, HostTurns
 from podarchive.net.netguard import (
@@ -67,6 +66,7 @@ from podarchive.net.netguard import (
     private_address,
     system_resolver,
 )
+from podarchive.net.wire import _Decoder, _format_size, _gunzip_sniffed, exchange_of
 from podarchive.rules.policy import is_transient_status, parse_retry_after, retry_delays
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -90,66 +90,14 @@ TRUNCATED = "truncated: connection closed before the end of the page (no Content
 __all__ = ["Fetcher", "FetchRecord", "HostLimiter", "HostTurns", "Resolver", "private_address"]
 
 
-def _format_size(limit: int) -> str:
-    mib = limit / (1024 * 1024)
-    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
-
-
-class _Decoder:
-    """Content-Encoding decoder with a cap on the decompressed size."""
-
-    def __init__(self, encoding: str, limit: int) -> None:
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._z = None
-        elif encoding in ("gzip", "x-gzip", "deflate"):
-            # 47 = auto-detect gzip or zlib header; plain deflate streams are retried raw.
-            self._z = zlib.decompressobj(47)
-        else:
-            raise FetchError(f"unsupported content-encoding {shorten(encoding, 60)!r}")
-        self._encoding = encoding
-        self._limit = limit
-        self._raw_deflate_tried = False
-
-    def feed(self, chunk: bytes, size_so_far: int) -> bytes:
-        if self._z is None:
-            return chunk
-        room = self._limit - size_so_far + 1
-        try:
-            out = self._z.decompress(chunk, room)
-        except zlib.error as e:
-            if self._encoding == "deflate" and not self._raw_deflate_tried:
-                self._raw_deflate_tried = True
-                self._z = zlib.decompressobj(-zlib.MAX_WBITS)
-                return self.feed(chunk, size_so_far)
-            reason = re.sub(r"^Error -?\d+ while \w+ data: ", "", str(e))
-            raise FetchError(f"corrupt {self._encoding} body: {reason}") from e
-        if self._z.unconsumed_tail:  # more output than the room left: over the cap
-            raise BodyTooLarge(f"body over {_format_size(self._limit)} (decompressed)")
-        return out
-
-    def flush(self) -> bytes:
-        if self._z is None:
-            return b""
-        if not self._z.eof and self._encoding != "deflate":
-            raise FetchError(f"truncated {self._encoding} body")
-        return self._z.flush()
-
-
-def _gunzip_sniffed(body: bytes, limit: int) -> bytes:
-    """Bodies that are gzip bytes without a Content-Encoding header (seen in the wild)."""
-    decoder = _Decoder("gzip", limit)
-    out = decoder.feed(body, 0)
-    return out + decoder.flush()
-
-
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One verified TLS context per process: building one costs ~18 ms, per client."""
     return ssl.create_default_context(cafile=certifi.where())
 
 
-Exchange = tuple[int, dict[str, str], bytes, int]  # status, lower-cased headers, body, ms
+# one hop's answer: status, lower-cased headers, decoded body, ms, the exchange as on the wire
+Answer = tuple[int, dict[str, str], bytes, int, Exchange]
 
 
 class Fetcher:
@@ -287,12 +235,14 @@ class Fetcher:
     def _follow(self, url: str, hop: _Hop) -> FetchResult:
         """Follow redirects from ``url``; each hop checked, retried, recorded."""
         redirects: list[Redirect] = []
+        exchanges: list[Exchange] = []
         seen = {url}
         current = url
         while True:
             self._check_url(current, hop.trusted)
-            status, response_headers, body, ms = self._exchange_retrying(current, hop)
+            status, response_headers, body, ms, exchange = self._exchange_retrying(current, hop)
             if status in REDIRECT_STATUSES and "location" in response_headers:
+                exchanges.append(exchange)
                 target = self._redirect_target(current, response_headers["location"])
                 redirects.append(Redirect(status, current, target))
                 if target in seen:
@@ -305,7 +255,10 @@ class Fetcher:
                 current = target
                 continue
             if status == 200 and hop.kind != "feed" and _maybe_cut(response_headers, body):
-                status, response_headers, body, ms = self._confirm_page(current, hop, body)
+                status, response_headers, body, ms, exchange = self._confirm_page(
+                    current, hop, body
+                )
+            exchanges.append(exchange)
             if status == 304 or 200 <= status < 300:
                 return FetchResult(
                     url=url,
@@ -315,6 +268,7 @@ class Fetcher:
                     body=body,
                     elapsed_ms=ms,
                     redirects=tuple(redirects),
+                    exchanges=tuple(exchanges),
                 )
             raise HTTPStatusError(
                 status,
@@ -323,7 +277,7 @@ class Fetcher:
                 retry_after=response_headers.get("retry-after"),
             )
 
-    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Exchange:
+    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Answer:
         """Fetch a possibly cut page once more: a complete answer or the same bytes win.
 
         A close-delimited body looks complete to HTTP however early the connection closed,
@@ -331,12 +285,12 @@ class Fetcher:
         is tried again on a later run) when the second answer is different and no better.
         """
         second = self._exchange_retrying(url, hop)
-        status, headers, body, _ = second
+        status, headers, body, _, _ = second
         if status != 200 or body == first or not _maybe_cut(headers, body):
             return second
         raise FetchError(TRUNCATED, url=url, transient=True)
 
-    def _exchange_retrying(self, url: str, hop: _Hop) -> Exchange:
+    def _exchange_retrying(self, url: str, hop: _Hop) -> Answer:
         """One hop, retried with back-off on transient failures; honours Retry-After."""
         host = urlsplit(url).hostname or ""
         delays = retry_delays(self.settings.retries, base=self.settings.retry_base)
@@ -344,19 +298,20 @@ class Fetcher:
             last = attempt == len(delays)
             self._hosts.check(host)
             try:
-                status, response_headers, body, ms = self._exchange(url, hop)
+                answer = self._exchange(url, hop)
             except FetchError as e:
                 if last or not e.transient or not _back_off(delays[attempt]):
                     raise
                 continue
+            status, response_headers = answer[0], answer[1]
             retry_after = parse_retry_after(response_headers.get("retry-after"), utcnow())
             if status in (429, 503) and retry_after is not None:
                 self._hosts.block(host, retry_after)
-                return status, response_headers, body, ms
+                return answer
             transient = is_transient_status(status) and status >= 400
             if transient and not last and _back_off(delays[attempt]):
                 continue
-            return status, response_headers, body, ms
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_url(self, url: str, trusted: bool) -> None:
@@ -384,8 +339,9 @@ class Fetcher:
             raise RedirectError(f"redirect to a non-http(s) URL: {shorten(target)}", url=current)
         return target
 
-    def _exchange(self, url: str, hop: _Hop) -> Exchange:
-        """One request, logged. Returns status, lower-cased headers, decoded body, ms."""
+    def _exchange(self, url: str, hop: _Hop) -> Answer:
+        """One request, logged. Returns status, lower-cased headers, decoded body, ms and the
+        exchange as sent and received."""
         if self._abort.is_set():
             raise Abandoned(url=url)
         started_at, start = now_iso(), time.monotonic()
@@ -398,6 +354,7 @@ class Fetcher:
             with self._turn(host) as sent, closing(client.send(request, stream=True)) as r:
                 sent()  # for transports that do not report the first write themselves
                 status = r.status_code
+                exchange = exchange_of(request, r, started_at)
                 response_headers = {k.lower(): v for k, v in r.headers.items()}
                 body = self._read_body(r, response_headers, hop.limit)
                 size = len(body)
@@ -423,7 +380,8 @@ class Fetcher:
             raise
         error_text = None if status < 400 else _status_reason(status)
         hop.log.append(_record(url, hop.kind, started_at, start, status, size, error_text))
-        return status, response_headers, body, int((time.monotonic() - start) * 1000)
+        ms = int((time.monotonic() - start) * 1000)
+        return status, response_headers, body, ms, exchange
 
     @contextmanager
     def _turn(self, host: str) -> Iterator[Callable[[], None]]:

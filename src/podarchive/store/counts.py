@@ -21,8 +21,12 @@ class StatusMixin(Connection):
         total: int = self.db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]
         return total
 
-    def dump(self, *, skip: Sequence[str] = ("fetches",)) -> dict[str, list[tuple[Any, ...]]]:
-        """Every row of every table, ordered, for comparing archives in tests and tools."""
+    def dump(
+        self, *, skip: Sequence[str] = ("fetches", "captures", "header_sets")
+    ) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table, ordered, for comparing archives in tests and tools; by
+        default not the logs of requests (``fetches``, and the captures with their header
+        sets, #27), which every poll adds to."""
         out: dict[str, list[tuple[Any, ...]]] = {}
         for table in sorted(self.db.table_names()):
             if table in skip or table.startswith("episodes_fts"):

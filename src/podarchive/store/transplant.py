@@ -24,7 +24,8 @@ What each table is, decided here:
   revisions, segments and chapters, backfill walks and pages, redirects, moves, feed
   bodies). A row goes with the feed it refers to (through its episode when it names no
   feed). Their ids are offset.
-- Content-addressed tables: ``documents`` and ``snapshots`` hold each distinct body once,
+- Content-addressed tables: ``documents`` and ``snapshots`` hold each distinct body once
+  (and ``header_sets`` each distinct header list of a capture, #27, mapped as documents are),
   under its SHA-256, shared by every feed that served it (a snapshot may also be the delta
   base of another feed's). The bodies the moved rows need are copied (a snapshot's delta
   bases with it), each once: a body the destination already holds under the same hash is
@@ -64,7 +65,9 @@ from .archive_path import BUSY_TIMEOUT, check_file, storage_error
 from .schema import LOOKUP_INDEXES, SCHEMA_VERSION
 
 ROOT = "feeds"
-CONTENT_TABLES = {"documents": "hash", "snapshots": "hash"}  # table → its content key
+#: table → its content key (#27: a capture's header sets, kept once each like bodies)
+CONTENT_TABLES = {"documents": "hash", "snapshots": "hash", "header_sets": "sha256"}
+BODY_TABLES = ("documents", "snapshots")  # the content tables that know their first fetch
 MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
 PAYLOAD_TABLES = {"media_payloads": "sha256"}  # table → its content key, which rows refer to
 #: An audit's identity across archives (its id is each archive's own).
@@ -311,7 +314,8 @@ def _copy_rows(
         if name not in MERGED_TABLES and "id" in table.columns
     }
     _map_snapshots(conn, offsets["snapshots"])
-    _map_documents(conn, tables, offsets["documents"], orphans=orphans)
+    for name in ("documents", "header_sets"):
+        _map_content(conn, tables, name, offsets.get(name, 0), orphans=orphans)
     _map_payloads(conn, tables, orphans=orphans)
     rows = {
         name: _merge_table(conn, table)
@@ -319,7 +323,7 @@ def _copy_rows(
         else _copy_table(conn, table, offsets, orphans=orphans)
         for name, table in tables.items()
     }
-    for name in CONTENT_TABLES:  # a body both hold: the first fetch of it is the earlier one
+    for name in BODY_TABLES:  # a body both hold: the first fetch of it is the earlier one
         conn.execute(
             f"UPDATE main.[{name}] AS d SET url = s.url, content_type = s.content_type, "
             f"first_fetched_at = s.first_fetched_at FROM temp.map_{name} m "
@@ -395,8 +399,8 @@ def _copy_table(
         # its owner: the feed itself when it moves, else the first moved feed it served
         values = values.replace(f"s.[feed_id] + {offsets[ROOT]}", f"m.owner + {offsets[ROOT]}")
         where = "JOIN temp.map_snapshots m ON m.old = s.id WHERE m.fresh"
-    elif name == "documents":
-        where = "JOIN temp.map_documents m ON m.old = s.id WHERE m.fresh"
+    elif name in ("documents", "header_sets"):
+        where = f"JOIN temp.map_{name} m ON m.old = s.id WHERE m.fresh"
     elif name == ROOT:
         where = "WHERE s.id IN (SELECT id FROM temp.moved_feeds)"
     elif name in PAYLOAD_TABLES:
@@ -469,16 +473,17 @@ def _map_snapshots(conn: sqlite3.Connection, offset: int) -> None:
     )
 
 
-def _map_documents(
-    conn: sqlite3.Connection, tables: dict[str, _Table], offset: int, *, orphans: bool
+def _map_content(
+    conn: sqlite3.Connection, tables: dict[str, _Table], name: str, offset: int, *, orphans: bool
 ) -> None:
-    """``temp.map_documents``: each document a moved row refers to (with ``orphans``, also
-    each one no row refers to) → its id in the destination, and whether to copy it."""
+    """``temp.map_<name>`` (documents, header sets): each row a moved row refers to (with
+    ``orphans``, also each one no row refers to) → its id in the destination (the one with
+    the same content key, if any), and whether to copy it."""
     needed = []
     unreferenced = []
     for table in tables.values():
         for column, referred in table.references.items():
-            if referred != "documents":
+            if referred != name:
                 continue
             owned = _owned(table)
             needed.append(f"SELECT s.[{column}] FROM src.[{table.name}] s WHERE {owned}")
@@ -487,17 +492,19 @@ def _map_documents(
             )
     if orphans:
         referenced = " UNION ".join(unreferenced) or "SELECT NULL WHERE false"
-        needed.append(f"SELECT id FROM src.documents WHERE id NOT IN ({referenced})")
+        needed.append(f"SELECT id FROM src.[{name}] WHERE id NOT IN ({referenced})")
     conn.execute(
-        "CREATE TEMP TABLE map_documents (old INTEGER PRIMARY KEY, new INTEGER NOT NULL, fresh "
+        f"CREATE TEMP TABLE map_{name} (old INTEGER PRIMARY KEY, new INTEGER NOT NULL, fresh "
         "INTEGER)"
     )
     if not needed:
         return
+    key = CONTENT_TABLES[name]
     conn.execute(
-        "INSERT INTO temp.map_documents (old, new, fresh) "
-        f"SELECT s.id, coalesce(d.id, s.id + {offset}), d.id IS NULL FROM src.documents s "
-        f"LEFT JOIN main.documents d ON d.hash = s.hash WHERE s.id IN ({' UNION '.join(needed)})"
+        f"INSERT INTO temp.map_{name} (old, new, fresh) "
+        f"SELECT s.id, coalesce(d.id, s.id + {offset}), d.id IS NULL FROM src.[{name}] s "
+        f"LEFT JOIN main.[{name}] d ON d.[{key}] = s.[{key}] "
+        f"WHERE s.id IN ({' UNION '.join(needed)})"
     )
 
 

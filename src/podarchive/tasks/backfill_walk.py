@@ -11,6 +11,7 @@ documents, which are immutable, in any walk) are not fetched again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from podarchive.core.errors import Abandoned, PodarchiveError
@@ -21,6 +22,7 @@ from podarchive.core.types import (
     FetchResult,
     ParsedFeed,
     Row,
+    SaveStats,
     Snapshot,
 )
 from podarchive.core.urls import normalize_url
@@ -101,6 +103,7 @@ def _fetch_document(
             links = [(str(r), str(h)) for r, h in earlier["links"]]
             keys = [str(k) for k in earlier["episode_keys"]]
             record(ctx, walk, url, kind=kind, status="ok", records=records, links=links, keys=keys)
+            _capture(ctx, walk, result)
             walk.seen.update(keys)
             return walk_links(links)
         parsed = parse_feed(result.body, result.headers, url=result.final_url)
@@ -164,7 +167,41 @@ def _save_document(
     """Store the document, its snapshot and its episodes in one go; how many were new."""
     assert ctx.archive is not None
     assert walk.id is not None
-    stats = ctx.archive.record_backfill_page(
+    with ctx.archive.transaction():
+        stats = _save_page(ctx, walk, kind, url, result, records, kept, links, partial, seen)
+        _capture(ctx, walk, result)
+    return stats.new
+
+
+def _capture(ctx: Context, walk: Walk, result: FetchResult) -> None:
+    """The document's exchanges (#27): its body, when one came, is its ``archive`` snapshot."""
+    if not ctx.writing or ctx.archive is None:
+        return
+    body = None if result.not_modified else hashlib.sha256(result.body).hexdigest()
+    ctx.archive.record_captures(
+        result.exchanges,
+        kind="backfill",
+        feed_id=walk.state.id,
+        body_sha256=body,
+        body_size=None if body is None else len(result.body),
+    )
+
+
+def _save_page(
+    ctx: Context,
+    walk: Walk,
+    kind: DocumentKind,
+    url: str,
+    result: FetchResult,
+    records: list[FetchRecord],
+    kept: list[EpisodeWrite],
+    links: list[tuple[str, str]],
+    partial: bool,
+    seen: frozenset[str],
+) -> SaveStats:
+    assert ctx.archive is not None
+    assert walk.id is not None
+    return ctx.archive.record_backfill_page(
         walk.state.id,
         walk.id,
         url,
@@ -181,4 +218,3 @@ def _save_document(
         seen=seen,
         snapshot=Snapshot(result.body, result.final_url, result.content_type),
     )
-    return stats.new

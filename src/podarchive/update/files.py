@@ -103,18 +103,30 @@ def store_file(archive: ArchiveLike, outcome: FileOutcome, now: str) -> PageResu
         every=outcome.schedule.page_every,
         failures=0 if read else task.failures + 1,
     )
-    archive.record_file(
-        task,
-        status=status,
-        now=now,
-        records=blame_last(outcome.records, outcome.error) if outcome.error else outcome.records,
-        next_check_at=next_at,
-        error=str(outcome.error) if outcome.error else None,
-        body=outcome.body,
-        parsed=outcome.parsed,
-        etag=result.etag if result else None,
-        last_modified=result.last_modified if result else None,
-    )
+    result, body = outcome.result, outcome.body
+    records = blame_last(outcome.records, outcome.error) if outcome.error else outcome.records
+    with archive.transaction():
+        archive.record_file(
+            task,
+            status=status,
+            now=now,
+            records=records,
+            next_check_at=next_at,
+            error=str(outcome.error) if outcome.error else None,
+            body=body,
+            parsed=outcome.parsed,
+            etag=result.etag if result else None,
+            last_modified=result.last_modified if result else None,
+        )
+        if result is not None:  # its exchanges (#27), the body where it was kept
+            archive.record_captures(
+                result.exchanges,
+                kind=task.kind,
+                feed_id=task.feed_id,
+                episode_id=task.episode_id,
+                body_sha256=body.hash if body else None,
+                body_size=len(body.body) if body else None,
+            )
     return status
 
 

@@ -198,8 +198,9 @@ def store_media(archive: ArchiveLike, folder: MediaFolder, outcome: MediaOutcome
         return "partial"
     payload = outcome.payload
     content_type = result.headers.get("content-type") or job.target.content_type
-    archive.record_payload(payload.sha256, payload.size, content_type, outcome.ext, now)
-    _fetched(archive, outcome, "stored", now, sha256=payload.sha256)
+    with archive.transaction():
+        archive.record_payload(payload.sha256, payload.size, content_type, outcome.ext, now)
+        _fetched(archive, outcome, "stored", now, sha256=payload.sha256)
     versions = archive.media_versions(job.task.episode_id, job.task.url)
     before = {row["sha256"] for row in versions}
     archive.add_media_version(job.task.episode_id, job.task.url, payload.sha256, now)
@@ -211,9 +212,33 @@ def store_media(archive: ArchiveLike, folder: MediaFolder, outcome: MediaOutcome
 def _fetched(
     archive: ArchiveLike, outcome: MediaOutcome, what: str, now: str, sha256: str | None = None
 ) -> None:
-    """The fetch row: the URL asked, the final one, status, validators, headers, bytes."""
+    """The fetch row: the URL asked, the final one, status, validators, headers, bytes; a
+    stored or unchanged file's exchanges are captures too (#27; not a partial file's)."""
     result = outcome.result
     status = result.status if result else getattr(outcome.error, "status", None)
+    with archive.transaction():
+        _fetch_row(archive, outcome, what, now, status, sha256)
+        if result is not None and what in ("stored", "unchanged"):
+            payload = outcome.payload if sha256 else None
+            archive.record_captures(
+                result.exchanges,
+                kind="media",
+                feed_id=outcome.job.feed.feed_id,
+                episode_id=outcome.job.task.episode_id,
+                body_sha256=payload.sha256 if payload else None,
+                body_size=payload.size if payload else None,
+            )
+
+
+def _fetch_row(
+    archive: ArchiveLike,
+    outcome: MediaOutcome,
+    what: str,
+    now: str,
+    status: int | None,
+    sha256: str | None,
+) -> None:
+    result = outcome.result
     archive.record_media_fetch(
         outcome.job.task.episode_id,
         outcome.job.task.url,

@@ -303,6 +303,7 @@ def store_feed(
             _store_failure(archive, outcome, now)
         else:
             report.not_modified, report.stats = _store_success(archive, outcome, now)
+            _store_captures(archive, outcome)
         report.moved_to = _apply_moves(archive, outcome, now, settings)
         state = archive.feed_state(outcome.state.url)
         assert state is not None
@@ -380,6 +381,21 @@ def _store_success(
         archive.set_warnings(state.id, outcome.warnings)
     archive.set_schedule_state(state.id, next_due_at=None, not_before=iso(floor) if floor else None)
     return outcome.meta is None, stats
+
+
+def _store_captures(archive: ArchiveLike, outcome: FeedOutcome) -> None:
+    """The poll's exchanges (#27): its redirect hops, then the answer, whose body (when one
+    came: not a 304) is the snapshot with its SHA-256, new or kept before."""
+    result = outcome.result
+    assert result is not None
+    body = outcome.content_hash is not None
+    archive.record_captures(
+        result.exchanges,
+        kind="feed",
+        feed_id=outcome.state.id,
+        body_sha256=outcome.content_hash,
+        body_size=len(result.body) if body else None,
+    )
 
 
 SNAPSHOT_REGIONS = 4  # a body that prepends up to 3 items to a kept one is kept as a delta

@@ -84,8 +84,25 @@ def store_page(archive: ArchiveLike, outcome: PageOutcome, now: str) -> PageResu
 
     A page read with notes (or re-checked) gets its next re-check from
     :func:`podarchive.rules.recheck.next_check`; its raw body is kept whenever one came, unless its
-    notes and links are the current ones (:meth:`Archive.record_page`).
+    notes and links are the current ones (:meth:`Archive.record_page`). Its exchanges are
+    captures (#27), in the same transaction.
     """
+    with archive.transaction():
+        status = _store_page(archive, outcome, now)
+        if outcome.result is not None:
+            body = outcome.body
+            archive.record_captures(
+                outcome.result.exchanges,
+                kind="page",
+                feed_id=outcome.task.feed_id,
+                episode_id=outcome.task.episode_id,
+                body_sha256=body.hash if body else None,
+                body_size=len(body.body) if body else None,
+            )
+    return status
+
+
+def _store_page(archive: ArchiveLike, outcome: PageOutcome, now: str) -> PageResult:
     task, result = outcome.task, outcome.result
     if outcome.error is not None:
         status: PageResult = "empty" if isinstance(outcome.error, ExtractError) else "failed"
