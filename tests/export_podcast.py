@@ -5,6 +5,7 @@ one change; the pages re-checked once. And a WARC read back as plain values."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from loopback import LoopbackSite
 from warcio.archiveiterator import ArchiveIterator
 
+from podarchive.core.clock import now_iso
 from podarchive.core.settings import Settings
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.store import Archive
@@ -71,11 +73,21 @@ def archive_podcast(tmp_path: Path, site: LoopbackSite) -> Path:
     schedule = [FeedSchedule(url=site.url("/feed.xml"), name="Loopback Talks")]
     with Archive(db) as archive:
         update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0))
+        next_second()
         update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0 + timedelta(hours=1)),
                      recheck_pages=True)  # fmt: skip
+        next_second()
         site.serve("/feed.xml", feed_xml(base, "Episode 1, retitled"), etag='"feed-2"', gzip=True)
         update_feeds(archive, schedule, settings=SETTINGS, clock=_at(T0 + timedelta(hours=2)))
     return db
+
+
+def next_second() -> None:
+    """Until the wall clock's second changes (at most a second): a capture's time is when its
+    request was sent, to the second, and replay tells two captures of a URL apart by it."""
+    start = now_iso()
+    while now_iso() == start:
+        time.sleep(0.02)
 
 
 def records(path: Path) -> list[dict[str, Any]]:

@@ -71,18 +71,23 @@ def test_the_warc_checks_and_every_body_is_a_record(archived: Path, tmp_path: Pa
 
 
 def _every_capture_is_a_record(db: Path, found: list[dict[str, Any]]) -> None:
-    by_date_url = {}
-    for r in found:
-        if r["type"] in ("response", "revisit"):
-            key = (r["headers"]["WARC-Target-URI"], r["headers"]["WARC-Date"])
-            by_date_url.setdefault(key, r)
-    for capture in _captures(db):
+    """Captures and request records come in the same order; each request's
+    ``WARC-Concurrent-To`` is its capture's response or revisit."""
+    by_id = {r["headers"]["WARC-Record-ID"]: r for r in found}
+    requests = [r for r in found if r["type"] == "request"]
+    captures = _captures(db)
+    assert len(requests) == len(captures) > 0
+    for capture, request in zip(captures, requests, strict=True):
         ex: Exchange = capture.exchange
-        record = by_date_url[(ex.url, ex.started_at)]
+        record = by_id[request["headers"]["WARC-Concurrent-To"]]
+        assert record["type"] in ("response", "revisit"), (ex.url, ex.status)
+        assert record["headers"]["WARC-Target-URI"] == ex.url
+        assert record["headers"]["WARC-Date"] == ex.started_at
         assert record["status"] == ex.status
         kept = [(n, v) for n, v in ex.response_headers if n.lower() not in _WIRE]
         assert [(n, v) for n, v in record["http"] if not n.startswith("X-Archive-Orig-")
                 and n.lower() != "content-length"] == kept  # fmt: skip
+        assert request["http"] == list(ex.request_headers)
         if capture.body_sha256 is not None:
             digest = record["headers"]["WARC-Payload-Digest"]
             assert digest == f"sha256:{capture.body_sha256}"
@@ -154,19 +159,30 @@ def wayback(pywb: Path, archived: Path, tmp_path: Path) -> Iterator[Wayback]:
 
 
 def test_pywb_replays_every_feed_and_page_byte_for_byte(archived: Path, wayback: Wayback) -> None:
+    """Each capture of the feed and of the pages at its own time: a 200 with the stored bytes
+    (a response, or a revisit of an identical body), a 304 as the 304 it was."""
+    expected: list[tuple[str, str, int, bytes | None]] = []
     with Archive(archived) as archive:
-        expected = [
-            (b.url, b.fetched_at, archive.capture_body(b.body_ref))
-            for b in archive.uncaptured_bodies()
-            if b.kind in ("feed", "page")
-        ]
-        for c in archive.captures(kinds=("feed", "page")):
-            if c.body_ref is not None and c.exchange.status == 200:
-                body = archive.capture_body(c.body_ref)
-                expected.append((c.exchange.url, c.exchange.started_at, body))
-    feed_versions = {body for url, _, body in expected if url.endswith("/feed.xml")}
+        bodies = {b.sha256: archive.capture_body(b.body_ref) for b in archive.uncaptured_bodies()}
+        expected += [(b.url, b.fetched_at, 200, bodies[b.sha256])
+                     for b in archive.uncaptured_bodies() if b.kind in ("feed", "page")]  # fmt: skip
+        captures = list(archive.captures(kinds=("feed", "page")))
+        for c in captures:
+            if c.body_ref is not None:
+                bodies[str(c.body_sha256)] = archive.capture_body(c.body_ref)
+    for c in captures:
+        ex = c.exchange
+        if ex.status == 304:
+            expected.append((ex.url, ex.started_at, 304, None))
+        elif ex.status == 200 and c.body_sha256 in bodies:
+            expected.append((ex.url, ex.started_at, 200, bodies[str(c.body_sha256)]))
+    assert len({(url, at) for url, at, _, _ in expected}) == len(expected)  # one per second
+    feed_versions = {body for url, _, _, body in expected if url.endswith("/feed.xml") and body}
     assert len(feed_versions) == 2  # the first and the changed feed
-    assert len({url for url, _, _ in expected if "/ep" in url}) == EPISODES
-    for url, at, body in expected:
-        status, _, replayed = wayback.get(iso_date_to_timestamp(at), url)
-        assert (status, replayed) == (200, body), url
+    assert len({url for url, _, _, _ in expected if "/ep" in url}) == EPISODES
+    assert any(status == 304 for _, _, status, _ in expected)  # the re-checks
+    for url, at, status, body in expected:
+        replayed = wayback.get(iso_date_to_timestamp(at), url)
+        assert replayed[0] == status, (url, at)
+        if body is not None:
+            assert replayed[2] == body, (url, at)
