@@ -53,7 +53,9 @@ ENV = {  # one host serves everything: no politeness gap, no retries of a dying 
     "PODARCHIVE_CONNECT_TIMEOUT": "5",
     "PODARCHIVE_READ_TIMEOUT": "5",
 }
-OBSERVATION_LOGS = {"fetches", "feed_bodies", "snapshots", "documents", "page_bodies"}
+OBSERVATION_LOGS = {
+    "fetches", "feed_bodies", "snapshots", "documents", "page_bodies", "captures", "header_sets"
+}  # fmt: skip
 # row ids (documents are numbered in the order bodies arrive) and times
 VOLATILE = {
     "id",

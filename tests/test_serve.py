@@ -215,7 +215,7 @@ def test_settings_raise_the_facet_time_limit(archive: Path) -> None:
 #: The archive's machinery: hidden from the database page (still one click away).
 INTERNAL = {
     "feed_redirects", "snapshots", "feed_bodies", "documents", "page_bodies", "hosts",
-    "backfill_walks", "backfill_pages", "media_state",
+    "backfill_walks", "backfill_pages", "media_state", "captures", "header_sets",
 }  # fmt: skip
 
 

@@ -224,9 +224,10 @@ def _captures_v15(db: sqlite_utils.Database) -> None:
     stored body (redirect hops and 304s too): the request and the response head as sent and
     received, the remote address, when, the software; the body stays where it is stored
     (``snapshot_id``, ``document_id`` or ``payload_sha256``). ``header_sets``: each distinct
-    header list once, under the SHA-256 of its canonical JSON (:mod:`.captures`)."""
+    header list once, under the SHA-256 (32 bytes) of its canonical JSON (:mod:`.captures`).
+    One index for an export, by feed and time (an export of every feed sorts them)."""
     db.table("header_sets").create(
-        {"id": int, "sha256": str, "headers": str},
+        {"id": int, "sha256": bytes, "headers": str},
         pk="id",
         not_null={"sha256", "headers"},
     )
@@ -250,7 +251,6 @@ def _captures_v15(db: sqlite_utils.Database) -> None:
         ],
     )  # fmt: skip
     db.table("captures").create_index(["feed_id", "started_at"])
-    db.table("captures").create_index(["started_at"])
     for column in ("snapshot_id", "document_id", "payload_sha256"):
         db.execute(
             f"CREATE INDEX idx_captures_{column} ON captures ({column}) WHERE {column} IS NOT NULL"
