@@ -20,6 +20,7 @@ SCRIPTS = [
     "vs_reader.py",
     "transcripts.py",
     "change_feed.py",
+    "export_warc.py",
     "capture_cost.py",
 ]
 

@@ -413,6 +413,7 @@ from podarchive.cli.archive import COMMANDS as ARCHIVE_COMMANDS  # noqa: E402
 from podarchive.cli.changes import COMMANDS as CHANGE_COMMANDS  # noqa: E402
 from podarchive.cli.cluster import COMMANDS as CLUSTER_COMMANDS  # noqa: E402
 from podarchive.cli.export_bag import COMMANDS as EXPORT_BAG_COMMANDS  # noqa: E402
+from podarchive.cli.export_warc import COMMANDS as EXPORT_WARC_COMMANDS  # noqa: E402
 from podarchive.cli.schedules import COMMANDS as SCHEDULE_COMMANDS  # noqa: E402
 
 for _command in (
@@ -420,6 +421,7 @@ for _command in (
     *ARCHIVE_COMMANDS,
     *CHANGE_COMMANDS,
     *EXPORT_BAG_COMMANDS,
+    *EXPORT_WARC_COMMANDS,
     *CLUSTER_COMMANDS,
 ):
     cli.add_command(_command)

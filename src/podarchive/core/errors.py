@@ -28,6 +28,7 @@ so code above the adapters only ever sees this tree::
         ├── ArchiveMissing            the daemon's archive was deleted or moved away
         └── MediaStoreError           the media folder (a disk full: ``disk_full`` set)
     BrokerError (PodarchiveError)     the cluster's broker (Redis) cannot be reached or used
+    ExportError (PodarchiveError)     an export (WARC, WACZ) that cannot be written
 """
 
 from __future__ import annotations
@@ -218,6 +219,12 @@ def one_line(text: str, limit: int = 300) -> str:
     """``text`` with its white space folded to single spaces and its other control
     characters escaped, then :func:`shorten`."""
     return shorten(escape_controls(" ".join(text.split())), limit)
+
+
+class ExportError(PodarchiveError):
+    """An export (``export-warc``) cannot be written: its file, or the package around it."""
+
+    default_message = "the export cannot be written"
 
 
 class BrokerError(PodarchiveError):

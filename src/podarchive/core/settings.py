@@ -116,6 +116,9 @@ class Settings:
         5 * GiB, "Most bytes of media one run downloads, over all feeds.", 0, 1024 * TiB
     )
     media_concurrency: int = _setting(2, "Media downloads in flight at once.", 1, 16)
+    operator: str = _setting(
+        "", "Who keeps the archive (a name, an address): the operator of exported WARCs."
+    )
 
     def __post_init__(self) -> None:
         for f in setting_fields():

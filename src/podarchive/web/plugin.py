@@ -447,9 +447,13 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
     if rows is None:
         return None
     served = datasette in MEDIA_SERVED
-    return episode_page(
+    page = episode_page(
         rows,
         lambda table, pk: _row_url(datasette, database, table, pk),
         datasette.urls.table(database, "transcript_segments"),
         (lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))) if served else None,
     )
+    if await datasette.get_database(database).table_exists("captures"):  # #27: provenance
+        captures = datasette.urls.table(database, "captures")
+        page["captures_url"] = f"{captures}?episode_id={rows.episode['id']}"
+    return page
