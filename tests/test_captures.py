@@ -17,11 +17,14 @@ from pathlib import Path
 
 import pytest
 from captures_site import RUNS, run_at, serve_podcast
+from hypothesis import given
+from hypothesis import strategies as st
 from loopback import LoopbackSite
 
 from podarchive.core.errors import StorageError
-from podarchive.core.types import Capture
+from podarchive.core.types import Capture, Exchange
 from podarchive.store import Archive, MediaFolder
+from podarchive.store.captures import VOLATILE, join_volatile, split_volatile
 
 #: what the hand-written chapters route sends, header for header (order, case, duplicates)
 RAW_HEADERS = (
@@ -230,3 +233,47 @@ def test_a_failed_request_is_no_capture(tmp_path: Path) -> None:
     assert logged >= 1
     assert not [u for u in urls if u.endswith("/t/ep1.vtt")]
     assert [u for u in urls if u.endswith("/t/ep2.vtt")]
+
+
+# the values that change on every response stay with the capture ------------------------
+
+header_lists = st.lists(
+    st.tuples(
+        st.sampled_from(["Date", "date", "ETag", "X-Request-Id", "Server", "Set-Cookie", "Age"]),
+        st.text(max_size=12),
+    ),
+    max_size=8,
+)
+
+
+@given(headers=header_lists)
+def test_volatile_values_split_off_and_back_exactly(headers: list[tuple[str, str]]) -> None:
+    template, values = split_volatile(headers)
+    assert join_volatile(template, values) == tuple(headers)
+    assert all(v is None for n, v in template if n.lower() in VOLATILE)
+
+
+def test_polls_that_differ_only_in_date_and_request_id_share_one_header_set(
+    tmp_path: Path,
+) -> None:
+    """An hourly 304 answers the same headers but for its Date and the CDN's request id: the
+    capture keeps those two values, the header set is stored once, and each capture reads
+    back exactly what it received."""
+
+    def answer(hour: int) -> Exchange:
+        return Exchange(
+            "GET", "https://ex.example/feed", (("Accept", "*/*"),), "HTTP/1.1", 304,
+            "Not Modified",
+            (("Date", f"Sun, 06 Dec 2026 {hour:02d}:00:00 GMT"), ("ETag", '"f1"'),
+             ("X-Request-Id", f"req-{hour}"), ("Cache-Control", "max-age=60")),
+            "127.0.0.1", f"2026-12-06T{hour:02d}:00:00Z",
+        )  # fmt: skip
+
+    with Archive(tmp_path / "a.db") as archive:
+        feed_id = archive.ensure_feed("https://ex.example/feed", None, "2026-12-06T00:00:00Z").id
+        for hour in range(24):
+            archive.record_captures([answer(hour)], kind="feed", feed_id=feed_id)
+        (sets,) = archive.db.execute("SELECT count(*) FROM header_sets").fetchone()
+        read = [c.exchange for c in archive.captures()]
+    assert sets == 2  # the request's and the response's, for 24 polls
+    assert read == [answer(hour) for hour in range(24)]

@@ -3,9 +3,12 @@
 ``captures`` holds one row per exchange (a redirect hop, a 304, the answer whose body was
 stored): the request line and headers as sent, the status line and headers as received,
 the remote address, when, and the software that fetched it. Header lists are kept once each
-in ``header_sets`` (under the SHA-256 of their canonical JSON), so a feed polled every hour
-adds one small row and usually one new response header set (its ``Date`` changes), never a
-copy of its body: the body stays where it is stored today, and the capture points at it.
+in ``header_sets`` (under the SHA-256 of their canonical JSON), with the values that change on
+every response (:data:`VOLATILE`: ``Date``, ``Age``, request and trace ids, cookies…) left
+out as nulls and kept in the capture's own ``response_values`` (a JSON list, in order). So a
+feed polled every hour adds one small row and, most hours, no header set at all, never a copy
+of its body: the body stays where it is stored today, and the capture points at it. A
+capture's headers read back are the list as received, order, case and duplicates kept.
 
 How a capture's body relates to the stored bytes: ``body_sha256`` is the SHA-256 (hex) of
 the body *as stored*, i.e. after any ``Content-Encoding`` was undone (the encoding it came
@@ -62,16 +65,49 @@ _BODY_HOME = {
     "media": ("media", "SELECT sha256 FROM media_payloads WHERE sha256 = ?"),
 }
 _HEADER_CACHE = 4096  # header sets kept decoded while captures are read
+#: Response headers whose values differ from one response to the next though nothing else
+#: does: kept per capture (``response_values``), out of the shared header set.
+VOLATILE = frozenset(
+    {
+        "date", "age", "expires", "set-cookie", "cf-ray", "x-request-id", "x-amz-cf-id",
+        "x-amz-request-id", "x-amz-id-2", "x-amzn-requestid", "x-amzn-trace-id", "x-served-by",
+        "x-timer", "x-cache-hits", "x-varnish", "x-runtime", "server-timing", "x-trace-id",
+        "traceparent", "x-cloud-trace-context", "fly-request-id", "x-vercel-id", "x-request-start",
+    }
+)  # fmt: skip
 _SELECT = (
     "SELECT c.id, c.kind, c.feed_id, c.episode_id, c.method, c.url, c.http_version, c.status, "
     "c.reason, c.request_headers_id, c.response_headers_id, c.remote_ip, c.started_at, "
     "c.body_sha256, c.body_size, c.snapshot_id, c.document_id, c.payload_sha256, c.software, "
-    "p.ext FROM captures c LEFT JOIN media_payloads p ON p.sha256 = c.payload_sha256"
+    "p.ext, c.response_values "
+    "FROM captures c LEFT JOIN media_payloads p ON p.sha256 = c.payload_sha256"
 )
 Headers = tuple[tuple[str, str], ...]
+#: a header set as stored: a volatile header's value is None (its value is the capture's)
+Template = tuple[tuple[str, str | None], ...]
 
 
-def canonical_headers(headers: Iterable[tuple[str, str]]) -> tuple[str, bytes]:
+def split_volatile(headers: Iterable[tuple[str, str]]) -> tuple[Template, list[str]]:
+    """A response's headers as a shareable template (each :data:`VOLATILE` value None) and
+    those values in order; :func:`join_volatile` puts them back."""
+    template: list[tuple[str, str | None]] = []
+    values: list[str] = []
+    for name, value in headers:
+        if name.lower() in VOLATILE:
+            template.append((name, None))
+            values.append(value)
+        else:
+            template.append((name, value))
+    return tuple(template), values
+
+
+def join_volatile(template: Template, values: Sequence[str]) -> Headers:
+    """The headers :func:`split_volatile` split (a missing value reads as "")."""
+    left = iter(values)
+    return tuple((n, v if v is not None else next(left, "")) for n, v in template)
+
+
+def canonical_headers(headers: Iterable[tuple[str, str | None]]) -> tuple[str, bytes]:
     """A header list's canonical JSON (its order, case and duplicates kept) and its SHA-256
     (the 32 bytes, as ``header_sets.sha256`` keeps it: half the hex's size, index too)."""
     text = json.dumps([[n, v] for n, v in headers], ensure_ascii=False, separators=(",", ":"))
@@ -171,22 +207,25 @@ class CapturesMixin(Connection):
             home, sql = _BODY_HOME[kind]
             found = self.db.execute(sql, [body_sha256]).fetchone()
             refs[home] = found[0] if found else None
+        template, values = split_volatile(exchange.response_headers)
         cursor = self.db.execute(
             "INSERT INTO captures (kind, feed_id, episode_id, method, url, http_version, status, "
             "reason, request_headers_id, response_headers_id, content_encoding, remote_ip, "
             "started_at, body_sha256, body_size, snapshot_id, document_id, payload_sha256, "
-            "software) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "software, response_values) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 kind, feed_id, episode_id, exchange.method, exchange.url, exchange.http_version,
                 exchange.status, exchange.reason, self._header_set(exchange.request_headers),
-                self._header_set(exchange.response_headers), exchange.content_encoding,
+                self._header_set(template), exchange.content_encoding,
                 exchange.remote_ip, exchange.started_at, body_sha256, body_size,
                 refs["snapshot"], refs["document"], refs["media"], SOFTWARE,
+                json.dumps(values, ensure_ascii=False) if values else None,
             ],
         )  # fmt: skip
         return int(cursor.lastrowid or 0)
 
-    def _header_set(self, headers: Iterable[tuple[str, str]]) -> int:
+    def _header_set(self, headers: Iterable[tuple[str, str | None]]) -> int:
         """The id of this header list in ``header_sets``, stored now if it is new."""
         text, digest = canonical_headers(headers)
         found = self.db.execute("SELECT id FROM header_sets WHERE sha256 = ?", [digest]).fetchone()
@@ -212,19 +251,19 @@ class CapturesMixin(Connection):
             return
         where, params = _filters(feed_ids, since, kinds)
         cursor = self.db.execute(f"{_SELECT}{where} ORDER BY c.started_at, c.id", params)
-        decoded: dict[int, Headers] = {}
+        decoded: dict[int, Template] = {}
         while rows := cursor.fetchmany(256):
             for row in rows:
                 yield self._capture(row, decoded)
 
-    def _capture(self, row: Sequence[Any], decoded: dict[int, Headers]) -> Capture:
+    def _capture(self, row: Sequence[Any], decoded: dict[int, Template]) -> Capture:
         (cid, kind, feed_id, episode_id, method, url, version, status, reason, request_id,
          response_id, remote_ip, started_at, sha, size, snapshot_id, document_id, payload,
-         software, ext) = row  # fmt: skip
-        response = self._headers(response_id, decoded)
+         software, ext, values) = row  # fmt: skip
+        response = join_volatile(self._headers(response_id, decoded), json.loads(values or "[]"))
         exchange = Exchange(
-            method, url, self._headers(request_id, decoded), version, status, reason or "",
-            response, remote_ip, started_at,
+            method, url, join_volatile(self._headers(request_id, decoded), ()), version,
+            status, reason or "", response, remote_ip, started_at,
         )  # fmt: skip
         return Capture(
             cid, kind, feed_id, episode_id, exchange, sha, size,
@@ -232,7 +271,7 @@ class CapturesMixin(Connection):
             content_type=_content_type(response), media_ext=ext if payload else None,
         )  # fmt: skip
 
-    def _headers(self, set_id: int | None, decoded: dict[int, Headers]) -> Headers:
+    def _headers(self, set_id: int | None, decoded: dict[int, Template]) -> Template:
         if set_id is None:
             return ()
         headers = decoded.get(set_id)
@@ -242,7 +281,9 @@ class CapturesMixin(Connection):
             (text,) = self.db.execute(
                 "SELECT headers FROM header_sets WHERE id = ?", [set_id]
             ).fetchone()
-            headers = decoded[set_id] = tuple((str(n), str(v)) for n, v in json.loads(text))
+            headers = decoded[set_id] = tuple(
+                (str(n), None if v is None else str(v)) for n, v in json.loads(text)
+            )
         return headers
 
     def capture_body(self, body_ref: BodyRef) -> bytes:

@@ -224,8 +224,10 @@ def _captures_v15(db: sqlite_utils.Database) -> None:
     stored body (redirect hops and 304s too): the request and the response head as sent and
     received, the remote address, when, the software; the body stays where it is stored
     (``snapshot_id``, ``document_id`` or ``payload_sha256``). ``header_sets``: each distinct
-    header list once, under the SHA-256 (32 bytes) of its canonical JSON (:mod:`.captures`).
-    One index for an export, by feed and time (an export of every feed sorts them)."""
+    header list once, under the SHA-256 (32 bytes) of its canonical JSON (:mod:`.captures`),
+    the values that differ on every response (``Date``, request ids…) in the capture's
+    ``response_values``, so a poll's answer usually reuses a stored set. One index for an
+    export, by feed and time (an export of every feed sorts them)."""
     db.table("header_sets").create(
         {"id": int, "sha256": bytes, "headers": str},
         pk="id",
@@ -239,6 +241,7 @@ def _captures_v15(db: sqlite_utils.Database) -> None:
             "request_headers_id": int, "response_headers_id": int, "content_encoding": str,
             "remote_ip": str, "started_at": str, "body_sha256": str, "body_size": int,
             "snapshot_id": int, "document_id": int, "payload_sha256": str, "software": str,
+            "response_values": str,
         },
         pk="id",
         not_null={"kind", "method", "url", "status", "started_at"},
