@@ -25,6 +25,16 @@ from urllib.parse import quote, urlsplit
 
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.web.episode_view import episode_page, hms, read_episode
+from podarchive.web.reading import (
+    PARAMETERS,
+    default_columns,
+    excerpt,
+    query_columns,
+    read_cards,
+    read_overview,
+    read_podcast,
+    sentences,
+)
 from podarchive.web.shard_search import fts_phrases
 
 PLUGIN = "podarchive"  # its configuration's key in the metadata's "plugins"
@@ -208,8 +218,52 @@ def register_plugin() -> None:
 
 
 def register_routes() -> list[tuple[str, Any]]:
-    """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder."""
-    return [(rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file)]
+    """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder;
+    ``/<database>/feeds/<id>`` is the podcast's page (its ``.json`` stays Datasette's row)."""
+    return [
+        (rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file),
+        (r"^/(?P<database>[^/]+)/feeds/(?P<pk>[0-9]{1,18})$", _podcast_page),
+    ]
+
+
+async def _podcast_page(datasette: Any, request: Any) -> Any:
+    """A podcast's page (:mod:`podarchive.web.reading`): its title, artwork, author,
+    description, links, health, counts, and its episodes newest first (``?page=``), or those
+    matching ``?q=``."""
+    from datasette.utils.asgi import NotFound, Response
+
+    database, pk = request.url_vars["database"], request.url_vars["pk"]
+    if datasette not in SERVED or database not in datasette.databases:
+        raise NotFound(f"Database not found: {database}")
+    await datasette.ensure_permissions(
+        request.actor,
+        [("view-table", (database, "feeds")), ("view-database", database), "view-instance"],
+    )
+    db = datasette.get_database(database)
+    if "feeds" not in await db.table_names():
+        raise NotFound("This database has no podcasts")
+    page = request.args.get("page", "1")
+    podcast = await read_podcast(
+        db,
+        pk,
+        page=int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1,
+        query=request.args.get("q", "")[:500].replace("\x00", ""),
+        episode_url=lambda pk: _row_url(datasette, database, "episodes", pk),
+    )
+    if podcast is None:
+        raise NotFound(f"No podcast {pk} in this archive")
+    context = {
+        "database": database,
+        "table": "feeds",
+        "podcast": podcast,
+        "podcast_url": _row_url(datasette, database, "feeds", pk),
+        "json_url": _row_url(datasette, database, "feeds", pk) + ".json",
+        "episodes_url": datasette.urls.table(database, "episodes") + f"?feed_id={podcast['id']}",
+    }
+    page_html = await datasette.render_template(
+        "podcast.html", context, request=request, view_name="podcast"
+    )
+    return Response.html(page_html)
 
 
 async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
@@ -295,6 +349,7 @@ def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
 
     env.filters["archive_notes"] = archive_notes
     env.filters["hms"] = lambda seconds: hms(seconds) or ""
+    env.filters["archive_excerpt"] = excerpt
 
 
 def render_cell(
@@ -305,8 +360,10 @@ def render_cell(
     in the row's ``shard``, itself a link to that shard's database)."""
     if datasette not in SERVED:
         return None
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
+    if column == "published" and isinstance(value, str) and len(value) > 10 and value[4:5] == "-":
+        return Markup(f'<time datetime="{escape(value)}">{escape(value[:10])}</time>')
     if table is None:
         return _query_cell(row, value, column, database, datasette)
     config = _config(datasette)
@@ -324,6 +381,8 @@ def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any
     from markupsafe import Markup, escape
 
     shards = {name for name, _, _ in CROSS_SHARDS.get(datasette, {}).get(database, ())}
+    if column == "start":
+        return _moment_cell(row, value)
     if column == "shard" and value in shards:
         href = datasette.urls.database(value)
         return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
@@ -339,6 +398,20 @@ def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any
         return None
     href = _row_url(datasette, shard, target, target_id)
     return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
+
+
+def _moment_cell(row: Any, value: Any) -> Any:
+    """A canned query's ``start`` (h:mm:ss) as a link to the media there (its row's
+    ``media_link``); None without one."""
+    from markupsafe import Markup, escape
+
+    try:
+        moment = row["media_link"]
+    except (IndexError, KeyError):
+        return None
+    if not (isinstance(value, str) and value and isinstance(moment, str) and is_http_url(moment)):
+        return None
+    return Markup(f'<a href="{escape(moment)}">{escape(value)}</a>')
 
 
 def _row_url(datasette: Any, database: str, table: str, pk: object) -> str:
@@ -392,6 +465,17 @@ def extra_template_vars(
             rows.append([cells[name] for name in names if name in cells])
         return [by_name[name] for name in names], rows
 
+    def archive_shown(
+        display_columns: list[dict[str, Any]], display_rows: Iterable[Iterable[dict[str, Any]]]
+    ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+        """:func:`archive_columns`, the episodes table's cut to its default columns."""
+        columns, rows = archive_columns(display_columns, display_rows)
+        if view_name != "table" or table != "episodes" or request is None:
+            return columns, rows
+        shown = default_columns([c["name"] for c in columns], request.args)
+        keep = [i for i, c in enumerate(columns) if c["name"] in shown]
+        return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
     def archive_tables(
         tables: Iterable[Mapping[str, Any]], metadata: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
@@ -401,6 +485,13 @@ def extra_template_vars(
         found: dict[str, Any] = {
             "archive_label": archive_label,
             "archive_columns": archive_columns,
+            "archive_shown": archive_shown,
+            "archive_query_columns": query_columns,
+            "archive_sentences": sentences,
+            "archive_param": lambda name: PARAMETERS.get(name, name),
+            "archive_cards": None,
+            "archive_column_notes": {},
+            "archive_overviews": {},
             "archive_facets": unique_facets,
             "archive_tables": archive_tables,
             "archive_episode": None,
@@ -412,6 +503,17 @@ def extra_template_vars(
         }
         if view_name == "row" and table == "episodes" and database and request is not None:
             found["archive_episode"] = await _episode(datasette, database, request)
+        if view_name == "table" and table == "feeds" and database and request is not None:
+            found["archive_cards"] = await _cards(datasette, database, request)
+        if view_name == "table" and request is not None and database and table:
+            if "_schema" not in request.args:
+                found.update(table_definition=None, view_definition=None)  # on request only
+            described = datasette.table_metadata(database, table)
+            if described.get("columns"):  # in a <details>, not a wall above the rows
+                found["metadata"] = {k: v for k, v in described.items() if k != "columns"}
+                found["archive_column_notes"] = described["columns"]
+        if view_name == "index":
+            found["archive_overviews"] = await _overviews(datasette)
         return found
 
     return template_vars
@@ -428,6 +530,29 @@ def _title_links(cells: dict[str, Any], datasette: Any, database: str) -> dict[s
     href = _row_url(datasette, database, "episodes", pk["raw"])
     link = Markup(f'<a href="{escape(href)}">{escape(title["value"])}</a>')
     return {**cells, "title": {**title, "value": link}}
+
+
+async def _cards(datasette: Any, database: str, request: Any) -> list[dict[str, Any]] | None:
+    """The podcasts as cards, on the podcasts table's page when nothing narrows it (no
+    filter, sort or search; ``?_view=table`` shows Datasette's table)."""
+    if any(not key.startswith("_facet") for key in request.args):
+        return None
+    return await read_cards(
+        datasette.get_database(database), lambda pk: _row_url(datasette, database, "feeds", pk)
+    )
+
+
+async def _overviews(datasette: Any) -> dict[str, dict[str, Any]]:
+    """Each served archive's size and health, by database name (not the cross-shard ones)."""
+    cross = CROSS_SHARDS.get(datasette, {})
+    found = {}
+    for name, db in datasette.databases.items():
+        if name.startswith("_") or name in cross:
+            continue
+        overview = await read_overview(db)
+        if overview is not None:
+            found[name] = overview
+    return found
 
 
 async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any] | None:
