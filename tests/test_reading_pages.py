@@ -93,6 +93,7 @@ def test_default_columns_unless_asked_for_others() -> None:
     assert default_columns(names, {}) == list(EPISODE_COLUMNS)
     for asked in ({"_wide": "1"}, {"_col": "guid"}, {"_nocol": "guid"}):
         assert default_columns(names, asked) == names
+    assert default_columns(names, {"_col": "title"}) == list(EPISODE_COLUMNS)
     assert len(EPISODE_COLUMNS) <= 8
 
 

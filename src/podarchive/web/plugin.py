@@ -18,7 +18,7 @@ import html
 import json
 import sys
 import weakref
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -26,13 +26,12 @@ from urllib.parse import quote, urlsplit
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.web.episode_view import episode_page, hms, read_episode
 from podarchive.web.reading import (
+    EPISODE_COLUMNS,
     PARAMETERS,
+    WIDE,
     default_columns,
     excerpt,
     query_columns,
-    read_cards,
-    read_overview,
-    read_podcast,
     sentences,
 )
 from podarchive.web.shard_search import fts_phrases
@@ -197,6 +196,9 @@ MEDIA_MOUNT = "-/media"
 #: Each served Datasette's media folder. Only stored payloads are served, by their
 #: content address (never a partial download, a validator file or anything else there).
 MEDIA_SERVED: weakref.WeakKeyDictionary[Any, Path] = weakref.WeakKeyDictionary()
+#: Where the podcasts' cards are served; ``/<database>/feeds`` with no arguments is
+#: answered from there (:func:`asgi_wrapper`), with arguments it is Datasette's table.
+PODCASTS_MOUNT = "-/podcasts"
 MEDIA_PATH = r"(?P<path>[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}(?:\.[A-Za-z0-9]{1,8})?)"
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
@@ -210,7 +212,8 @@ def register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars, register_routes):
+    hooks = (prepare_jinja2_environment, render_cell, extra_template_vars, register_routes)
+    for hook in (*hooks, asgi_wrapper):
         hookimpl(hook)
     hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
     hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
@@ -220,50 +223,41 @@ def register_plugin() -> None:
 def register_routes() -> list[tuple[str, Any]]:
     """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder;
     ``/<database>/feeds/<id>`` is the podcast's page (its ``.json`` stays Datasette's row)."""
+    from podarchive.web.pages import index_page, podcast_page, podcasts_page
+
     return [
         (rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file),
-        (r"^/(?P<database>[^/]+)/feeds/(?P<pk>[0-9]{1,18})$", _podcast_page),
+        (r"^/(?P<database>[^/]+)/feeds/(?P<pk>[0-9]{1,18})$", podcast_page),
+        (r"^/$", index_page),
+        (rf"^/{PODCASTS_MOUNT}/(?P<database>[^/]+)$", podcasts_page),
     ]
 
 
-async def _podcast_page(datasette: Any, request: Any) -> Any:
-    """A podcast's page (:mod:`podarchive.web.reading`): its title, artwork, author,
-    description, links, health, counts, and its episodes newest first (``?page=``), or those
-    matching ``?q=``."""
-    from datasette.utils.asgi import NotFound, Response
+def asgi_wrapper(datasette: Any) -> Callable[[Any], Any]:
+    """Hook: the episodes table's page (HTML) selects only its default columns
+    (:data:`~podarchive.web.reading.EPISODE_COLUMNS`, as ``_col`` arguments) unless the
+    reader asked for columns (``_col``, ``_nocol``) or every one (``_wide``): 100 rows of
+    46 columns, each cell through the render hooks, were most of the page's time."""
+    from urllib.parse import parse_qsl, urlencode
 
-    database, pk = request.url_vars["database"], request.url_vars["pk"]
-    if datasette not in SERVED or database not in datasette.databases:
-        raise NotFound(f"Database not found: {database}")
-    await datasette.ensure_permissions(
-        request.actor,
-        [("view-table", (database, "feeds")), ("view-database", database), "view-instance"],
-    )
-    db = datasette.get_database(database)
-    if "feeds" not in await db.table_names():
-        raise NotFound("This database has no podcasts")
-    page = request.args.get("page", "1")
-    podcast = await read_podcast(
-        db,
-        pk,
-        page=int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1,
-        query=request.args.get("q", "")[:500].replace("\x00", ""),
-        episode_url=lambda pk: _row_url(datasette, database, "episodes", pk),
-    )
-    if podcast is None:
-        raise NotFound(f"No podcast {pk} in this archive")
-    context = {
-        "database": database,
-        "table": "feeds",
-        "podcast": podcast,
-        "podcast_url": _row_url(datasette, database, "feeds", pk),
-        "json_url": _row_url(datasette, database, "feeds", pk) + ".json",
-        "episodes_url": datasette.urls.table(database, "episodes") + f"?feed_id={podcast['id']}",
-    }
-    page_html = await datasette.render_template(
-        "podcast.html", context, request=request, view_name="podcast"
-    )
-    return Response.html(page_html)
+    def wrap(app: Any) -> Any:
+        async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+            path = scope.get("path", "") if scope.get("type") == "http" else ""
+            query = scope.get("query_string", b"")
+            if datasette in SERVED and path.endswith("/feeds") and path.count("/") == 2:
+                if not query:  # the podcasts as cards
+                    cards = f"/{PODCASTS_MOUNT}{path[: -len('/feeds')]}"
+                    scope = {**scope, "path": cards, "raw_path": cards.encode("latin-1")}
+            elif datasette in SERVED and path.endswith("/episodes") and path.count("/") == 2:
+                args = parse_qsl(query.decode("latin-1"), True)
+                if not {key for key, _ in args} & {"_col", "_nocol", WIDE}:
+                    args += [("_col", column) for column in EPISODE_COLUMNS if column != "id"]
+                    scope = {**scope, "query_string": urlencode(args).encode("latin-1")}
+            await app(scope, receive, send)
+
+        return wrapped
+
+    return wrap
 
 
 async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
@@ -396,7 +390,7 @@ def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any
         return None
     if target_id is None or shard not in (shards or {database}):
         return None
-    href = _row_url(datasette, shard, target, target_id)
+    href = row_url(datasette, shard, target, target_id)
     return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
 
 
@@ -414,7 +408,7 @@ def _moment_cell(row: Any, value: Any) -> Any:
     return Markup(f'<a href="{escape(moment)}">{escape(value)}</a>')
 
 
-def _row_url(datasette: Any, database: str, table: str, pk: object) -> str:
+def row_url(datasette: Any, database: str, table: str, pk: object) -> str:
     from datasette.utils import tilde_encode
 
     return str(datasette.urls.row(database, table, tilde_encode(str(pk))))
@@ -489,9 +483,7 @@ def extra_template_vars(
             "archive_query_columns": query_columns,
             "archive_sentences": sentences,
             "archive_param": lambda name: PARAMETERS.get(name, name),
-            "archive_cards": None,
             "archive_column_notes": {},
-            "archive_overviews": {},
             "archive_facets": unique_facets,
             "archive_tables": archive_tables,
             "archive_episode": None,
@@ -503,8 +495,6 @@ def extra_template_vars(
         }
         if view_name == "row" and table == "episodes" and database and request is not None:
             found["archive_episode"] = await _episode(datasette, database, request)
-        if view_name == "table" and table == "feeds" and database and request is not None:
-            found["archive_cards"] = await _cards(datasette, database, request)
         if view_name == "table" and request is not None and database and table:
             if "_schema" not in request.args:
                 found.update(table_definition=None, view_definition=None)  # on request only
@@ -512,8 +502,6 @@ def extra_template_vars(
             if described.get("columns"):  # in a <details>, not a wall above the rows
                 found["metadata"] = {k: v for k, v in described.items() if k != "columns"}
                 found["archive_column_notes"] = described["columns"]
-        if view_name == "index":
-            found["archive_overviews"] = await _overviews(datasette)
         return found
 
     return template_vars
@@ -527,32 +515,9 @@ def _title_links(cells: dict[str, Any], datasette: Any, database: str) -> dict[s
     title = cells.get("title")
     if pk is None or title is None or title.get("raw") in (None, ""):
         return cells
-    href = _row_url(datasette, database, "episodes", pk["raw"])
+    href = row_url(datasette, database, "episodes", pk["raw"])
     link = Markup(f'<a href="{escape(href)}">{escape(title["value"])}</a>')
     return {**cells, "title": {**title, "value": link}}
-
-
-async def _cards(datasette: Any, database: str, request: Any) -> list[dict[str, Any]] | None:
-    """The podcasts as cards, on the podcasts table's page when nothing narrows it (no
-    filter, sort or search; ``?_view=table`` shows Datasette's table)."""
-    if any(not key.startswith("_facet") for key in request.args):
-        return None
-    return await read_cards(
-        datasette.get_database(database), lambda pk: _row_url(datasette, database, "feeds", pk)
-    )
-
-
-async def _overviews(datasette: Any) -> dict[str, dict[str, Any]]:
-    """Each served archive's size and health, by database name (not the cross-shard ones)."""
-    cross = CROSS_SHARDS.get(datasette, {})
-    found = {}
-    for name, db in datasette.databases.items():
-        if name.startswith("_") or name in cross:
-            continue
-        overview = await read_overview(db)
-        if overview is not None:
-            found[name] = overview
-    return found
 
 
 async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any] | None:
@@ -568,7 +533,7 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
     served = datasette in MEDIA_SERVED
     return episode_page(
         rows,
-        lambda table, pk: _row_url(datasette, database, table, pk),
+        lambda table, pk: row_url(datasette, database, table, pk),
         datasette.urls.table(database, "transcript_segments"),
         (lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))) if served else None,
     )

@@ -248,9 +248,12 @@ async def read_overview(db: Any) -> dict[str, Any] | None:
 
 def default_columns(names: list[str], args: Mapping[str, Any]) -> list[str]:
     """The episodes table's columns shown: :data:`EPISODE_COLUMNS` unless the reader asked
-    for others (``_col``, ``_nocol``) or for every one (:data:`WIDE`)."""
-    if any(key in args for key in ("_col", "_nocol", WIDE)):
+    for others (``_col`` beyond them, ``_nocol``) or for every one (:data:`WIDE`)."""
+    if WIDE in args or "_nocol" in args:
         return names
+    asked = args.getlist("_col") if hasattr(args, "getlist") else [args.get("_col") or ""]
+    if "_col" in args and set(asked) - set(EPISODE_COLUMNS):
+        return names  # columns the reader chose
     return [name for name in EPISODE_COLUMNS if name in names] or names
 
 
