@@ -244,6 +244,21 @@ def test_one_row_per_passage_across_transcript_formats(shelf: Path) -> None:
     assert len({r["transcript_id"] for r in found}) == 1
 
 
+def test_archive_page_lists_queries_and_tables_without_counting_them(shelf: Path) -> None:
+    page = get(shelf, "/archive").text
+    assert "<h1>Podcast archive</h1>" in page
+    assert 'action="/archive/search_episodes"' in page
+    assert page.index('href="/archive/feeds">Podcasts</a>') < page.index(
+        'href="/archive/episodes">Episodes</a>'
+    )
+    assert "<p>2 rows</p>" in page
+    assert "<p>69 rows</p>" in page
+    assert 'href="/archive/guests"' in page
+    assert "Custom SQL query" in page
+    sql_page = get(shelf, "/archive?sql=select+count(*)+as+n+from+feeds").text
+    assert '<td class="col-n">2</td>' in sql_page  # ?sql= is Datasette's query page
+
+
 def test_root_page_opens_with_podcasts_episodes_search_and_health(shelf: Path) -> None:
     page = get(shelf, "/").text
     start = page.index('class="archive-start"')

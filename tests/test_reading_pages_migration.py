@@ -54,3 +54,4 @@ def test_a_podcast_page_reads_its_episodes_by_the_index(tmp_path: Path) -> None:
             )
         )
     assert "idx_episodes_feed_published" in plan
+    assert "TEMP B-TREE" not in plan  # newest first is the index's order, backwards

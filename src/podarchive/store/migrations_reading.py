@@ -2,9 +2,11 @@
 
 A podcast's page lists its episodes newest first and counts them; the podcasts' cards count
 each podcast's episodes and find its latest; the episodes table's facets group by episode
-type and season. Without these indexes each of those reads every episode row (their show
-notes too): 2 to 3 s on a 30,000-episode archive, past Datasette's time limits at 300,000.
-With them each is a walk of one small index (``benchmarks/pages_at_scale.py``).
+type and season; ``episodes_by_year`` counts each podcast's episodes per year;
+``removed_episodes`` lists the episodes no longer in their feed (a partial index of those).
+Without these indexes each of those reads every episode row (their show notes too): seconds
+on a 300,000-episode archive, past Datasette's time limits. With them each is a walk of one
+small index (``benchmarks/pages_at_scale.py``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ import sqlite_utils
 
 #: (name, "table (columns)") of each index, created if missing.
 READING_INDEXES = (
-    ("idx_episodes_feed_published", "episodes (feed_id, published, duration)"),
+    ("idx_episodes_feed_published", "episodes (feed_id, published)"),
     ("idx_episodes_episode_type", "episodes (episode_type)"),
     ("idx_episodes_season", "episodes (season)"),
+    ("idx_episodes_feed_year", "episodes (feed_id, substr(published, 1, 4), duration)"),
+    (
+        "idx_episodes_gone",
+        "episodes (coalesce(removed_from_feed_at, unlisted_at))"
+        " WHERE removed_from_feed_at IS NOT NULL OR unlisted_at IS NOT NULL",
+    ),
 )
 
 

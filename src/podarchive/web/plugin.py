@@ -199,6 +199,9 @@ MEDIA_SERVED: weakref.WeakKeyDictionary[Any, Path] = weakref.WeakKeyDictionary()
 #: Where the podcasts' cards are served; ``/<database>/feeds`` with no arguments is
 #: answered from there (:func:`asgi_wrapper`), with arguments it is Datasette's table.
 PODCASTS_MOUNT = "-/podcasts"
+#: Where an archive's page is served; ``/<database>`` with no arguments is answered from there
+#: (with ``?sql=`` or any other argument it is Datasette's).
+HOME_MOUNT = "-/archive-home"
 MEDIA_PATH = r"(?P<path>[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}(?:\.[A-Za-z0-9]{1,8})?)"
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
@@ -223,13 +226,14 @@ def register_plugin() -> None:
 def register_routes() -> list[tuple[str, Any]]:
     """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder;
     ``/<database>/feeds/<id>`` is the podcast's page (its ``.json`` stays Datasette's row)."""
-    from podarchive.web.pages import index_page, podcast_page, podcasts_page
+    from podarchive.web.pages import database_page, index_page, podcast_page, podcasts_page
 
     return [
         (rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file),
         (r"^/(?P<database>[^/]+)/feeds/(?P<pk>[0-9]{1,18})$", podcast_page),
         (r"^/$", index_page),
         (rf"^/{PODCASTS_MOUNT}/(?P<database>[^/]+)$", podcasts_page),
+        (rf"^/{HOME_MOUNT}/(?P<database>[^/]+)$", database_page),
     ]
 
 
@@ -244,11 +248,17 @@ def asgi_wrapper(datasette: Any) -> Callable[[Any], Any]:
         async def wrapped(scope: Any, receive: Any, send: Any) -> None:
             path = scope.get("path", "") if scope.get("type") == "http" else ""
             query = scope.get("query_string", b"")
-            if datasette in SERVED and path.endswith("/feeds") and path.count("/") == 2:
+            if datasette not in SERVED:
+                pass
+            elif not query and path.count("/") == 1 and path[1:] in datasette.databases:
+                if path[1:] not in CROSS_SHARDS.get(datasette, {}):  # an archive's page
+                    home = f"/{HOME_MOUNT}{path}"
+                    scope = {**scope, "path": home, "raw_path": home.encode("latin-1")}
+            elif path.endswith("/feeds") and path.count("/") == 2:
                 if not query:  # the podcasts as cards
                     cards = f"/{PODCASTS_MOUNT}{path[: -len('/feeds')]}"
                     scope = {**scope, "path": cards, "raw_path": cards.encode("latin-1")}
-            elif datasette in SERVED and path.endswith("/episodes") and path.count("/") == 2:
+            elif path.endswith("/episodes") and path.count("/") == 2:
                 args = parse_qsl(query.decode("latin-1"), True)
                 if not {key for key, _ in args} & {"_col", "_nocol", WIDE}:
                     args += [("_col", column) for column in EPISODE_COLUMNS if column != "id"]

@@ -53,7 +53,7 @@ EPISODES_SQL = """
 select id, title, published, duration, episode_type, season, number,
   substr(coalesce(nullif(notes_text, ''), nullif(summary, ''), page_notes_text), 1, 400) as notes
 from episodes where feed_id = :id
-order by published is null, published desc, id desc
+order by published desc, id desc
 limit :limit offset :offset
 """
 SEARCH_SQL = """
