@@ -43,7 +43,7 @@ def _example_field_v15(db: sqlite_utils.Database) -> None:
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _media_ledger_v14,\n)"
+LAST_MIGRATION = "    _reading_indexes_v16,  # v16 (#28)\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:
@@ -61,7 +61,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleT
     text = (copy / "schema.py").read_text(encoding="utf-8")
     text = edit_once(text, *LIVE_LIST)
     text = edit_once(text, "\n\nMigration = Callable", MIGRATION)
-    text = edit_once(text, LAST_MIGRATION, "    _media_ledger_v14,\n    _example_field_v15,\n)")
+    text = edit_once(text, LAST_MIGRATION, f"{LAST_MIGRATION[:-2]}\n    _example_field_v15,\n)")
     (copy / "schema.py").write_text(text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(copy.parent))
     try:

@@ -249,6 +249,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fetch_warnings_v12,
     _page_methods_v13,
     _media_ledger_v14,
-    _reading_indexes_v16,  # v16 (#28): after p27-capture's v15; the lead renumbers on merge
+    _reading_indexes_v16,  # v16 (#28)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
