@@ -336,7 +336,7 @@ def test_database_page_lists_what_a_researcher_reads(face: Path) -> None:
 
 
 def test_episodes_table_opens_with_title_podcast_published_duration(face: Path) -> None:
-    page = get(face, "/archive/episodes").text
+    page = get(face, "/archive/episodes?_wide=1").text  # every column (#28: a click away)
     columns = re.findall(r'<th [^>]*data-column="(\w+)"', page)
     assert columns[:4] == ["title", "feed_id", "published", "duration"]
     assert columns[-1] == "id"
@@ -349,7 +349,8 @@ def test_episodes_table_opens_with_title_podcast_published_duration(face: Path) 
     assert '<td class="col-duration type-int">0:19:48</td>' in page
     assert '<td class="col-duration type-int">1:02:05</td>' in page  # the hostile one
     # long text is cut to three lines, not rows hundreds of pixels tall
-    assert '<td class="col-notes_text type-str"><div class="archive-clamp">' in page
+    assert '<td class="col-notes_html type-str"><div class="archive-clamp">' in page
+    assert '<td class="col-notes_text type-str"><div class="archive-line">' in page  # a line
     # JSON columns are lists, links to the files
     assert '<ul class="archive-json"><li><a href="http://127.0.0.1:' in page
     assert ">transcript.vtt</a> · text/vtt · en</li>" in page

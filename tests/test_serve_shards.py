@@ -237,7 +237,9 @@ def test_one_archive_is_served_as_before(shards: list[Path], tmp_path: Path) -> 
     datasette = make_datasette(db)
     assert [n for n in datasette.databases if n != "_internal"] == ["archive"]
     assert datasette.metadata()["databases"] == metadata_for()["databases"]
-    assert "archive-search" not in get(datasette, "/").text.split("</style>", 1)[1]
+    index = get(datasette, "/").text.split("</style>", 1)[1]  # #28: the archive's search box
+    assert index.count('class="archive-search"') == 1
+    assert 'action="/archive/search_episodes"' in index
     page = get(datasette, "/archive/search_episodes?q=strides").text
     assert [h for h, _ in links(page, r"/archive/episodes/\d+")] == ["/archive/episodes/2"]
     assert "archive-note" not in get(datasette, "/archive").text.split("</style>", 1)[1]

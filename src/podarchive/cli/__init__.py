@@ -18,7 +18,8 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ def cli(verbose: int) -> None:
     metavar="SECONDS",
     help="If another run holds the archive, wait up to this long for it (default: skip at once).",
 )
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress bar (there is none off a terminal: cron)."
+)
 @verbosity
 @translate_errors
 def run(
@@ -114,6 +118,7 @@ def run(
     recheck_pages: bool,
     recheck_media: bool,
     wait_seconds: float,
+    quiet: bool,
 ) -> None:
     """Update the feeds that are due (or every feed with --all, or just the URLs given).
 
@@ -139,6 +144,9 @@ def run(
     scheduled is one line and exit 0 (a missing schedules directory: exit 2).
     Ctrl-C stops it (exit 130), keeping everything stored so far; so do SIGTERM (exit 143)
     and SIGHUP (exit 129).
+
+    On a terminal a progress bar shows feeds done of those to poll, pages and files fetched
+    and bytes read (not under -q, nor off a terminal: cron stays silent).
     """
     settings = run_settings(allow_private_hosts)
     feeds = _feeds_to_poll(urls, schedules_dir, allow_fast, no_pages)
@@ -146,7 +154,10 @@ def run(
     if lock is not None:  # else no feed scheduled, or another run holds the archive: exit 0
         update = update_feeds if urls or everything else update_due
         rechecks = {"recheck_pages": recheck_pages, "recheck_media": recheck_media}
-        report, seen = _update_locked(lock, db_path, update, feeds, settings=settings, **rechecks)
+        with _run_progress(quiet) as progress:
+            report, seen = _update_locked(
+                lock, db_path, update, feeds, settings=settings, progress=progress, **rechecks
+            )
         _finish(report, seen)
 
 
@@ -179,6 +190,23 @@ def _run_lock(db_path: Path, wait_seconds: float) -> FileLock | None:
     except ArchiveLocked as e:
         click.echo(f"podarchive: {e}; skipping", err=True)
         return None
+
+
+@contextmanager
+def _run_progress(quiet: bool) -> Iterator[Any]:
+    """The run's progress bar on stderr when it is a terminal and not ``quiet``, else None
+    (rich is imported only then: cron's start-up stays light)."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from podarchive.runtime.progress import make_run_progress
+
+    shown = make_run_progress(sys.stderr)
+    if shown is None:
+        yield None
+        return
+    with shown:
+        yield shown
 
 
 def _update_locked(

@@ -111,3 +111,63 @@ class LineProgress:
 
 def make_progress(stream: IO[str]) -> BarProgress | LineProgress:
     return BarProgress(stream) if stream.isatty() else LineProgress(stream)
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"  # pragma: no cover
+
+
+class RunProgress:
+    """A run's progress on a terminal (issue #28), with backfill's bar: feeds done of those
+    to poll, then how many pages and files were fetched and how many bytes came in.
+
+    :meth:`begin` with the feeds to poll, :meth:`stored` once per feed, page or file
+    stored (``kind`` ``feed`` or another), with the bytes its requests read."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._bars = RichProgress(
+            SpinnerColumn(),
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("feeds · {task.fields[files]} pages and files · {task.fields[size]}"),
+            TimeElapsedColumn(),
+            console=Console(file=stream),
+            transient=False,
+        )
+        self._task: TaskID | None = None
+        self.files = 0
+        self.bytes = 0
+
+    def __enter__(self) -> RunProgress:
+        self._bars.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bars.stop()
+
+    def begin(self, feeds: int) -> None:
+        self._task = self._bars.add_task("podarchive run", total=feeds, files=0, size=_size(0))
+
+    def stored(self, kind: str, nbytes: int) -> None:
+        if self._task is None:
+            return
+        self.bytes += nbytes
+        if kind != "feed":
+            self.files += 1
+        self._bars.update(
+            self._task,
+            advance=1 if kind == "feed" else 0,
+            files=self.files,
+            size=_size(self.bytes),
+        )
+
+
+def make_run_progress(stream: IO[str], *, quiet: bool = False) -> RunProgress | None:
+    """A :class:`RunProgress` on ``stream`` when it is a terminal and not ``quiet``; None
+    (nothing shown) otherwise: cron, pipes, ``-q``."""
+    return None if quiet or not stream.isatty() else RunProgress(stream)

@@ -40,6 +40,7 @@ from .migrations_early import (
     _item_hashes_v5,
     _polite_fetching_v2,
 )
+from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
 __all__ = [  # the frozen names of migrations 1 to 8, read here by the rest of the store
@@ -290,5 +291,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _page_methods_v13,
     _media_ledger_v14,
     _captures_v15,
+    _reading_indexes_v16,  # v16 (#28)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

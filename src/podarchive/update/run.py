@@ -83,6 +83,7 @@ def update_due(
     stop: threading.Event | None = None,
     recheck_pages: bool = False,
     recheck_media: bool = False,
+    progress: RunWatcher | None = None,
 ) -> RunReport:
     """Update the scheduled feeds that are due now; the cron job and the daemon call this."""
     due, waiting = due_feeds(archive, schedules, clock())
@@ -95,6 +96,7 @@ def update_due(
         stop=stop,
         recheck_pages=recheck_pages,
         recheck_media=recheck_media,
+        progress=progress,
     )
     report.not_due = waiting
     return report
@@ -134,6 +136,7 @@ def update_feeds(
     recheck_pages: bool = False,
     hosts: HostTurns | None = None,
     recheck_media: bool = False,
+    progress: RunWatcher | None = None,
 ) -> RunReport:
     """Update every feed in ``schedules`` now (and, where enabled, its episode pages,
     transcripts and chapters files: new ones, and archived ones whose re-check is due, or
@@ -143,10 +146,14 @@ def update_feeds(
     so a run's memory follows its largest feed, not its number of feeds (#15). Setting
     ``stop`` makes the run give up what is in flight and return soon; everything stored so
     far is committed (one transaction per feed or page), the rest is left for the next run.
+    ``progress`` is told how many feeds there are and each feed, page or file stored.
     """
+    listed = list(schedules)
+    if progress is not None:
+        progress.begin(len(listed))
     return update_stream(
         archive,
-        _Listed(schedules),
+        _Listed(listed),
         settings=settings,
         transport=transport,
         clock=clock,
@@ -154,7 +161,16 @@ def update_feeds(
         recheck_pages=recheck_pages,
         hosts=hosts,
         recheck_media=recheck_media,
+        progress=progress,
     )
+
+
+class RunWatcher(Protocol):
+    """What a run tells its progress display (``runtime.progress.RunProgress``)."""
+
+    def begin(self, feeds: int) -> None: ...
+
+    def stored(self, kind: str, nbytes: int) -> None: ...
 
 
 class FeedSource(Protocol):
@@ -188,6 +204,7 @@ def update_stream(
     hosts: HostTurns | None = None,
     on_done: Callable[[str, FeedReport | None], None] | None = None,
     recheck_media: bool = False,
+    progress: RunWatcher | None = None,
 ) -> RunReport:
     """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
     messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
@@ -217,6 +234,7 @@ def update_stream(
     ):
         workers = _Workers(fetcher, threads, cpu, known)
         flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
+        flow.progress = progress
         try:
             flow.run(source)
             if flow.media_feeds and not (stop is not None and stop.is_set()):
@@ -300,6 +318,7 @@ class _Flow:
         self.redo: list[tuple[float, int, Callable[[], Future[Any]]]] = []
         self.redone: dict[str, int] = {}
         self.media_feeds: list[MediaFeed] = []  # stored feeds with media = true, in order
+        self.progress: RunWatcher | None = None
         self._order = itertools.count()
 
     def run(self, source: FeedSource) -> None:
@@ -409,6 +428,12 @@ class _Flow:
         if self.on_done is None:
             self.report.feeds.append(report)
 
+    def _tell(self, outcome: FeedOutcome | PageOutcome | FileOutcome) -> None:
+        """Tell the progress display a feed, page or file is stored, and its bytes."""
+        if self.progress is not None:
+            kind = "feed" if isinstance(outcome, FeedOutcome) else "file"
+            self.progress.stored(kind, sum(record.bytes for record in outcome.records))
+
     def _done(self, report: FeedReport, *, feed_id: int | None = None) -> None:
         """A feed's report is final: a stream hands it on and forgets the feed."""
         if self.on_done is None:
@@ -447,6 +472,7 @@ class _Flow:
             return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
         if self.redone:
             self.redone.pop(_url_of(outcome), None)
+        self._tell(outcome)
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
             feed_id = outcome.state.id

@@ -18,13 +18,22 @@ import html
 import json
 import sys
 import weakref
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.web.episode_view import episode_page, hms, read_episode
+from podarchive.web.reading import (
+    EPISODE_COLUMNS,
+    PARAMETERS,
+    WIDE,
+    default_columns,
+    excerpt,
+    query_columns,
+    sentences,
+)
 from podarchive.web.shard_search import fts_phrases
 
 PLUGIN = "podarchive"  # its configuration's key in the metadata's "plugins"
@@ -187,6 +196,12 @@ MEDIA_MOUNT = "-/media"
 #: Each served Datasette's media folder. Only stored payloads are served, by their
 #: content address (never a partial download, a validator file or anything else there).
 MEDIA_SERVED: weakref.WeakKeyDictionary[Any, Path] = weakref.WeakKeyDictionary()
+#: Where the podcasts' cards are served; ``/<database>/feeds`` with no arguments is
+#: answered from there (:func:`asgi_wrapper`), with arguments it is Datasette's table.
+PODCASTS_MOUNT = "-/podcasts"
+#: Where an archive's page is served; ``/<database>`` with no arguments is answered from there
+#: (with ``?sql=`` or any other argument it is Datasette's).
+HOME_MOUNT = "-/archive-home"
 MEDIA_PATH = r"(?P<path>[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}(?:\.[A-Za-z0-9]{1,8})?)"
 #: In a canned query's results, a column shown as a link to the row its id column names.
 QUERY_LINKS = {"episode": ("episode_id", "episodes"), "podcast": ("feed_id", "feeds")}
@@ -200,7 +215,8 @@ def register_plugin() -> None:
     module = sys.modules[__name__]
     if pm.is_registered(module):
         return
-    for hook in (prepare_jinja2_environment, render_cell, extra_template_vars, register_routes):
+    hooks = (prepare_jinja2_environment, render_cell, extra_template_vars, register_routes)
+    for hook in (*hooks, asgi_wrapper):
         hookimpl(hook)
     hookimpl(trylast=True)(prepare_connection)  # after Datasette's own: its escape_fts replaced
     hookimpl(hookwrapper=True)(handle_exception)  # around Datasette's own, which it may replace
@@ -209,10 +225,52 @@ def register_plugin() -> None:
 
 def register_routes() -> list[tuple[str, Any]]:
     """Hook: ``/-/media/ab/cd/<sha256><ext>`` serves a stored payload of the media folder;
+    ``/<database>/feeds/<id>`` is the podcast's page (its ``.json`` stays Datasette's row);
     the change feeds, revision pages and republished feeds (:mod:`.change_routes`)."""
     from podarchive.web.change_routes import routes
+    from podarchive.web.pages import database_page, index_page, podcast_page, podcasts_page
 
-    return [(rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file), *routes()]
+    return [
+        (rf"^/{MEDIA_MOUNT}/{MEDIA_PATH}$", _media_file),
+        (r"^/(?P<database>[^/]+)/feeds/(?P<pk>[0-9]{1,18})$", podcast_page),
+        (r"^/$", index_page),
+        (rf"^/{PODCASTS_MOUNT}/(?P<database>[^/]+)$", podcasts_page),
+        (rf"^/{HOME_MOUNT}/(?P<database>[^/]+)$", database_page),
+        *routes(),
+    ]
+
+
+def asgi_wrapper(datasette: Any) -> Callable[[Any], Any]:
+    """Hook: the episodes table's page (HTML) selects only its default columns
+    (:data:`~podarchive.web.reading.EPISODE_COLUMNS`, as ``_col`` arguments) unless the
+    reader asked for columns (``_col``, ``_nocol``) or every one (``_wide``): 100 rows of
+    46 columns, each cell through the render hooks, were most of the page's time."""
+    from urllib.parse import parse_qsl, urlencode
+
+    def wrap(app: Any) -> Any:
+        async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+            path = scope.get("path", "") if scope.get("type") == "http" else ""
+            query = scope.get("query_string", b"")
+            if datasette not in SERVED:
+                pass
+            elif not query and path.count("/") == 1 and path[1:] in datasette.databases:
+                if path[1:] not in CROSS_SHARDS.get(datasette, {}):  # an archive's page
+                    home = f"/{HOME_MOUNT}{path}"
+                    scope = {**scope, "path": home, "raw_path": home.encode("latin-1")}
+            elif path.endswith("/feeds") and path.count("/") == 2:
+                if not query:  # the podcasts as cards
+                    cards = f"/{PODCASTS_MOUNT}{path[: -len('/feeds')]}"
+                    scope = {**scope, "path": cards, "raw_path": cards.encode("latin-1")}
+            elif path.endswith("/episodes") and path.count("/") == 2:
+                args = parse_qsl(query.decode("latin-1"), True)
+                if not {key for key, _ in args} & {"_col", "_nocol", WIDE}:
+                    args += [("_col", column) for column in EPISODE_COLUMNS if column != "id"]
+                    scope = {**scope, "query_string": urlencode(args).encode("latin-1")}
+            await app(scope, receive, send)
+
+        return wrapped
+
+    return wrap
 
 
 async def _media_file(datasette: Any, request: Any, send: Any) -> Any:
@@ -301,6 +359,7 @@ def prepare_jinja2_environment(env: Any, datasette: Any) -> None:
 
     env.filters["archive_notes"] = archive_notes
     env.filters["hms"] = lambda seconds: hms(seconds) or ""
+    env.filters["archive_excerpt"] = excerpt
 
 
 def render_cell(
@@ -311,8 +370,10 @@ def render_cell(
     in the row's ``shard``, itself a link to that shard's database)."""
     if datasette not in SERVED:
         return None
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
+    if column == "published" and isinstance(value, str) and len(value) > 10 and value[4:5] == "-":
+        return Markup(f'<time datetime="{escape(value)}">{escape(value[:10])}</time>')
     if table is None:
         return _query_cell(row, value, column, database, datasette)
     config = _config(datasette)
@@ -330,6 +391,8 @@ def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any
     from markupsafe import Markup, escape
 
     shards = {name for name, _, _ in CROSS_SHARDS.get(datasette, {}).get(database, ())}
+    if column == "start":
+        return _moment_cell(row, value)
     if column == "shard" and value in shards:
         href = datasette.urls.database(value)
         return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
@@ -343,11 +406,25 @@ def _query_cell(row: Any, value: Any, column: str, database: str, datasette: Any
         return None
     if target_id is None or shard not in (shards or {database}):
         return None
-    href = _row_url(datasette, shard, target, target_id)
+    href = row_url(datasette, shard, target, target_id)
     return Markup(f'<a href="{escape(href)}">{escape(value)}</a>')
 
 
-def _row_url(datasette: Any, database: str, table: str, pk: object) -> str:
+def _moment_cell(row: Any, value: Any) -> Any:
+    """A canned query's ``start`` (h:mm:ss) as a link to the media there (its row's
+    ``media_link``); None without one."""
+    from markupsafe import Markup, escape
+
+    try:
+        moment = row["media_link"]
+    except (IndexError, KeyError):
+        return None
+    if not (isinstance(value, str) and value and isinstance(moment, str) and is_http_url(moment)):
+        return None
+    return Markup(f'<a href="{escape(moment)}">{escape(value)}</a>')
+
+
+def row_url(datasette: Any, database: str, table: str, pk: object) -> str:
     from datasette.utils import tilde_encode
 
     return str(datasette.urls.row(database, table, tilde_encode(str(pk))))
@@ -398,6 +475,17 @@ def extra_template_vars(
             rows.append([cells[name] for name in names if name in cells])
         return [by_name[name] for name in names], rows
 
+    def archive_shown(
+        display_columns: list[dict[str, Any]], display_rows: Iterable[Iterable[dict[str, Any]]]
+    ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+        """:func:`archive_columns`, the episodes table's cut to its default columns."""
+        columns, rows = archive_columns(display_columns, display_rows)
+        if view_name != "table" or table != "episodes" or request is None:
+            return columns, rows
+        shown = default_columns([c["name"] for c in columns], request.args)
+        keep = [i for i, c in enumerate(columns) if c["name"] in shown]
+        return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
     def archive_tables(
         tables: Iterable[Mapping[str, Any]], metadata: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
@@ -407,6 +495,11 @@ def extra_template_vars(
         found: dict[str, Any] = {
             "archive_label": archive_label,
             "archive_columns": archive_columns,
+            "archive_shown": archive_shown,
+            "archive_query_columns": query_columns,
+            "archive_sentences": sentences,
+            "archive_param": lambda name: PARAMETERS.get(name, name),
+            "archive_column_notes": {},
             "archive_facets": unique_facets,
             "archive_tables": archive_tables,
             "archive_episode": None,
@@ -418,6 +511,13 @@ def extra_template_vars(
         }
         if view_name == "row" and table == "episodes" and database and request is not None:
             found["archive_episode"] = await _episode(datasette, database, request)
+        if view_name == "table" and request is not None and database and table:
+            if "_schema" not in request.args:
+                found.update(table_definition=None, view_definition=None)  # on request only
+            described = datasette.table_metadata(database, table)
+            if described.get("columns"):  # in a <details>, not a wall above the rows
+                found["metadata"] = {k: v for k, v in described.items() if k != "columns"}
+                found["archive_column_notes"] = described["columns"]
         return found
 
     return template_vars
@@ -431,7 +531,7 @@ def _title_links(cells: dict[str, Any], datasette: Any, database: str) -> dict[s
     title = cells.get("title")
     if pk is None or title is None or title.get("raw") in (None, ""):
         return cells
-    href = _row_url(datasette, database, "episodes", pk["raw"])
+    href = row_url(datasette, database, "episodes", pk["raw"])
     link = Markup(f'<a href="{escape(href)}">{escape(title["value"])}</a>')
     return {**cells, "title": {**title, "value": link}}
 
@@ -449,7 +549,7 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
     served = datasette in MEDIA_SERVED
     page = episode_page(
         rows,
-        lambda table, pk: _row_url(datasette, database, table, pk),
+        lambda table, pk: row_url(datasette, database, table, pk),
         datasette.urls.table(database, "transcript_segments"),
         (lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))) if served else None,
     )

@@ -79,6 +79,7 @@ SETTINGS: dict[str, Any] = {
     "facet_time_limit_ms": 1000,  # Datasette's 200 ms is too little for facets over links
     "sql_time_limit_ms": 3000,  # canned queries group every link; the default is 1000
     "truncate_cells_html": 300,  # long show notes: the row page shows them whole
+    "suggest_facets": False,  # a facet suggested over every column: half of a page's time
 }
 INSTALL_HINT = "install the datasette extra: pip install -e '.[datasette]'"
 TEMPLATES = Path(__file__).resolve().parent / "datasette" / "templates"
