@@ -1,4 +1,4 @@
-"""The only rich user: progress of a backfill, as bars on a terminal or log lines off one.
+"""The only rich user: progress of a backfill or a run, as bars on a terminal or log lines off one.
 
 :func:`make_progress` picks :class:`BarProgress` (a rich bar per phase with counts, rate and
 ETA) when the stream is a terminal, else :class:`LineProgress` (a line when a phase starts
@@ -27,6 +27,19 @@ from rich.progress import Progress as RichProgress
 from rich.text import Text
 
 
+def _bars(stream: IO[str], *columns: ProgressColumn) -> RichProgress:
+    """A spinner, the phase's name, a bar and "done/total", then ``columns``, on ``stream``."""
+    return RichProgress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *columns,
+        console=Console(file=stream),
+        transient=False,
+    )
+
+
 class _RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
@@ -37,17 +50,8 @@ class BarProgress:
     """One rich progress bar per phase, on ``stream`` (a terminal)."""
 
     def __init__(self, stream: IO[str]) -> None:
-        self._bars = RichProgress(
-            SpinnerColumn(),
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            _RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(file=stream),
-            transient=False,
+        self._bars = _bars(
+            stream, _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()
         )
         self._task: TaskID | None = None
 
@@ -129,15 +133,10 @@ class RunProgress:
     stored (``kind`` ``feed`` or another), with the bytes its requests read."""
 
     def __init__(self, stream: IO[str]) -> None:
-        self._bars = RichProgress(
-            SpinnerColumn(),
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
+        self._bars = _bars(
+            stream,
             TextColumn("feeds · {task.fields[files]} pages and files · {task.fields[size]}"),
             TimeElapsedColumn(),
-            console=Console(file=stream),
-            transient=False,
         )
         self._task: TaskID | None = None
         self.files = 0

@@ -14,12 +14,11 @@ from podarchive.web.plugin import CROSS_SHARDS, SERVED, row_url
 from podarchive.web.reading import read_cards, read_overview, read_podcast
 
 
-async def podcasts_page(datasette: Any, request: Any) -> Any:
-    """The podcasts as cards (``podcasts.html``), at ``/<database>/feeds`` (no arguments;
-    ``?_view=table`` is Datasette's table)."""
-    from datasette.utils.asgi import NotFound, Response
+async def _podcasts_database(datasette: Any, request: Any, database: str) -> Any:
+    """The served archive ``database`` whose podcasts the reader may see (else NotFound or
+    Forbidden, as Datasette answers)."""
+    from datasette.utils.asgi import NotFound
 
-    database = request.url_vars["database"]
     if datasette not in SERVED or database not in datasette.databases:
         raise NotFound(f"Database not found: {database}")
     await datasette.ensure_permissions(
@@ -29,6 +28,16 @@ async def podcasts_page(datasette: Any, request: Any) -> Any:
     db = datasette.get_database(database)
     if "feeds" not in await db.table_names():
         raise NotFound("This database has no podcasts")
+    return db
+
+
+async def podcasts_page(datasette: Any, request: Any) -> Any:
+    """The podcasts as cards (``podcasts.html``), at ``/<database>/feeds`` (no arguments;
+    ``?_view=table`` is Datasette's table)."""
+    from datasette.utils.asgi import Response
+
+    database = request.url_vars["database"]
+    db = await _podcasts_database(datasette, request, database)
     cards = await read_cards(db, lambda pk: row_url(datasette, database, "feeds", pk))
     context = {
         "database": database,
@@ -82,15 +91,7 @@ async def podcast_page(datasette: Any, request: Any) -> Any:
     from datasette.utils.asgi import NotFound, Response
 
     database, pk = request.url_vars["database"], request.url_vars["pk"]
-    if datasette not in SERVED or database not in datasette.databases:
-        raise NotFound(f"Database not found: {database}")
-    await datasette.ensure_permissions(
-        request.actor,
-        [("view-table", (database, "feeds")), ("view-database", database), "view-instance"],
-    )
-    db = datasette.get_database(database)
-    if "feeds" not in await db.table_names():
-        raise NotFound("This database has no podcasts")
+    db = await _podcasts_database(datasette, request, database)
     page = request.args.get("page", "1")
     podcast = await read_podcast(
         db,
