@@ -12,6 +12,8 @@ and columns are fine. An empty database (no table, no view) becomes an archive (
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -28,6 +30,28 @@ APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive si
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's lock
 _CORRUPT = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+# The archive files this process has open (a Connection each). POSIX drops every lock a
+# process holds on a file when the process closes *any* descriptor of it, so opening an open
+# archive with Python (to read its header) would take away its connections' locks, and
+# another process could then, say, switch its journal mode under them; an ``immutable``
+# read would ignore a write in progress. An open archive is inspected through SQLite alone.
+_OPEN_HERE: Counter[str] = Counter()
+_OPEN_LOCK = threading.Lock()
+
+
+def opened_here(path: Path, change: int) -> None:
+    """Count a connection to ``path`` opened (+1) or closed (-1) in this process."""
+    key = str(path.resolve())
+    with _OPEN_LOCK:
+        _OPEN_HERE[key] += change
+        if _OPEN_HERE[key] <= 0:
+            del _OPEN_HERE[key]
+
+
+def is_open_here(path: Path) -> bool:
+    with _OPEN_LOCK:
+        return str(path.resolve()) in _OPEN_HERE
 
 
 def storage_error(
@@ -55,8 +79,11 @@ def inspect_file(path: Path) -> FileInfo:
     """Read the header and schema; never writes, never leaves a -wal or -shm file.
 
     Without a WAL file the database is opened ``immutable`` (no locks, no side files);
-    with one (another connection is using it) ``mode=ro`` reads through that WAL.
+    with one (another connection is using it) ``mode=ro`` reads through that WAL. An archive
+    this process has open is read through SQLite alone (``mode=ro``; see :data:`_OPEN_HERE`).
     """
+    if is_open_here(path):
+        return _inspect(path, "mode=ro")
     try:
         with path.open("rb") as f:
             header = f.read(100)
@@ -69,7 +96,10 @@ def inspect_file(path: Path) -> FileInfo:
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return FileInfo("not_sqlite")
     wal = Path(f"{path}-wal")
-    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+    return _inspect(path, "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1")
+
+
+def _inspect(path: Path, mode: str) -> FileInfo:
     try:
         uri = f"{path.resolve().as_uri()}?{mode}"
         with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)) as conn:

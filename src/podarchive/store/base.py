@@ -25,7 +25,14 @@ from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ArchiveDamaged, ArchiveMissing, StorageError
 from podarchive.core.types import Row
 
-from .archive_path import APPLICATION_ID, BUSY_TIMEOUT, check_file, storage_error, too_new
+from .archive_path import (
+    APPLICATION_ID,
+    BUSY_TIMEOUT,
+    check_file,
+    opened_here,
+    storage_error,
+    too_new,
+)
 from .check import CHECK_LIMIT, check_rows, fts_tables
 from .schema import LOOKUP_INDEXES, MIGRATIONS, SCHEMA_VERSION
 
@@ -70,6 +77,8 @@ def storage_errors(cls: type[T]) -> type[T]:
 class Connection:
     """An open archive file. Not thread-safe: the pipeline keeps it on one thread."""
 
+    _file: Path | None = None  # the file, counted as open in this process (archive_path)
+
     def __init__(self, path: Path | str, *, create: bool = True) -> None:
         """Open (or, with ``create``, start) the archive at ``path``, migrating it.
 
@@ -91,6 +100,9 @@ class Connection:
             conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT, uri=not create)
         except sqlite3.Error as e:
             raise storage_error(self.path, e, "cannot open archive") from e
+        self._file = self.path if str(self.path) not in ("", ":memory:") else None
+        if self._file is not None:
+            opened_here(self._file, +1)  # from now on, nothing here opens it but SQLite
         self.db = sqlite_utils.Database(conn)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -100,14 +112,17 @@ class Connection:
             self.migrate()
             self.restore_link_indexes()
         except sqlite3.Error as e:
-            conn.close()
+            self.close()
             raise storage_error(self.path, e, "cannot open archive") from e
         except BaseException:
-            conn.close()
+            self.close()
             raise
 
     def close(self) -> None:
         self.db.conn.close()
+        if self._file is not None:
+            opened_here(self._file, -1)
+            self._file = None
 
     def __enter__(self) -> Self:
         return self

@@ -15,7 +15,7 @@ import sqlite_utils
 
 from podarchive.core.errors import StorageError
 
-from .archive_path import BUSY_TIMEOUT, check_file
+from .archive_path import BUSY_TIMEOUT, check_file, opened_here
 from .base import Connection, storage_errors
 from .change_reads import ChangeReadsMixin
 from .counts import StatusMixin
@@ -49,6 +49,9 @@ class ArchiveReader(FeedReadsMixin, StatusMixin, MediaReadsMixin, ChangeReadsMix
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
         archive = cls.__new__(cls)
         archive.path = path
+        archive._file = path if live else None  # a mode=ro reader holds locks: see base
+        if live:
+            opened_here(path, +1)
         archive.db = sqlite_utils.Database(conn)
         try:
             conn.execute("PRAGMA query_only = 1")
