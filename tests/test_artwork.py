@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from loopback import LoopbackSite
 from test_serve import CHROMIUM, _chromium, _serving
 
+import podarchive.rules.media
 from podarchive.cli import cli
 from podarchive.web.serve import make_datasette
 
@@ -307,3 +308,27 @@ def test_chromium_shows_the_archived_artwork_once_the_publisher_is_gone(
     # the 160×160 artwork, less its white stripes (one row in 16): 24,000 pixels, not a
     # broken-image icon
     assert painted >= 20_000, painted
+
+
+def test_an_image_over_the_cap_is_cut_off_and_an_svg_is_never_shown_from_the_archive(
+    tmp_path: Path, site: LoopbackSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(podarchive.rules.media, "IMAGE_MAX_BYTES", 10_000)
+    url = podcast(site)
+    big = SHARED + bytes(range(256)) * 60  # 15 kB: trailing bytes after the PNG's end
+    site.serve("/shared.png", big, content_type="image/png")
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    site.serve("/art.png", svg, content_type="image/svg+xml")
+    assert len(big) > 10_000
+    schedules, db = schedule(tmp_path, url), tmp_path / "a.db"
+    code, err = run(schedules, db)
+    assert code == 0, err
+    outcomes = dict(rows(db, "SELECT url, outcome FROM image_fetches"))
+    assert outcomes[site.url("/shared.png")] == "failed"  # over the cap
+    assert outcomes[site.url("/art.png")] == "stored"  # kept as sent, without an extension
+    assert rows(
+        db, "SELECT ext FROM media_payloads WHERE sha256 = ?".replace("?", f"'{sha(svg)}'")
+    ) == [("",)]
+    html = page(db, f"/a/feeds/{rows(db, 'SELECT id FROM feeds')[0][0]}").text
+    assert f'<img class="podcast-art" src="{site.url("/art.png")}"' in html  # not the archive's
+    assert rows(db, "SELECT error_count FROM feeds") == [(0,)]
