@@ -216,6 +216,7 @@ def test_settings_raise_the_facet_time_limit(archive: Path) -> None:
 INTERNAL = {
     "feed_redirects", "snapshots", "feed_bodies", "documents", "page_bodies", "hosts",
     "backfill_walks", "backfill_pages", "media_state", "captures", "header_sets",
+    "image_state",
 }  # fmt: skip
 
 
@@ -228,6 +229,7 @@ def test_tables_have_titles_descriptions_and_hidden_internals(archive: Path) -> 
         "feed_moves", "transcripts", "transcript_revisions", "transcript_segments",
         "chapter_files", "chapter_revisions", "chapters", "tags",
         "media_payloads", "media_fetches", "episode_media", "fixity_events",
+        "image_files", "image_fetches",
     } == {name for name, t in tables.items() if not t["hidden"]}  # fmt: skip
     fts = ("episodes_fts", "transcript_segments_fts", "chapters_fts")
     assert {name for name, t in tables.items() if t["hidden"]} == {

@@ -12,6 +12,10 @@ Plain values in, plain values out; no I/O, no clock (``now`` is passed in):
   never, unless ``--recheck-media`` (due now).
 - :func:`versions_to_drop`: the ``media_versions`` cap keeps the first and the latest version.
 - :class:`Budget`: the per-run media byte budget (``PODARCHIVE_MEDIA_BUDGET``), thread-safe.
+- :func:`image_target`, :func:`image_extension`: a podcast's artwork or an episode's image
+  (#28) as one more file of the media phase, at most :data:`IMAGE_MAX_BYTES`, and the
+  extension it is stored with (raster images only: an SVG may hold scripts, it is stored
+  without one and never shown from the archive).
 """
 
 from __future__ import annotations
@@ -47,6 +51,20 @@ GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"
 RECHECK_AGES: tuple[timedelta, ...] = (timedelta(days=1), timedelta(days=7), timedelta(days=30))
 
 
+#: The most bytes an image (a podcast's artwork, an episode's image) may have (#28).
+IMAGE_MAX_BYTES = 20 * 1024 * 1024
+#: An image's media type → the extension it is stored with: raster types a browser shows.
+IMAGE_EXTENSIONS = {
+    "image/png": ".png", "image/jpeg": ".jpg", "image/jpg": ".jpg", "image/pjpeg": ".jpg",
+    "image/gif": ".gif", "image/webp": ".webp", "image/avif": ".avif",
+}  # fmt: skip
+#: An image URL's extension → the one it is stored with, for a missing or generic type.
+IMAGE_URL_EXTENSIONS = {
+    ".png": ".png", ".jpg": ".jpg", ".jpeg": ".jpg", ".gif": ".gif", ".webp": ".webp",
+    ".avif": ".avif",
+}  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class MediaChoice:
     """A feed's media keys in its schedule entry (defaults: no media)."""
@@ -66,8 +84,8 @@ class MediaTarget:
     url: str
     content_type: str | None  # as the feed declares it (None: not declared)
     length: int | None  # as the feed declares it (None: not declared, or not a number ≥ 0)
-    kind: MediaKind
-    source: Literal["enclosure", "alternate"] = "enclosure"
+    kind: MediaKind | Literal["image"]
+    source: Literal["enclosure", "alternate", "image"] = "enclosure"
     skipped: str | None = None  # why it is not fetched (one line)
 
 
@@ -270,3 +288,30 @@ class Budget:
     def spent(self) -> int:
         with self._lock:
             return self._spent
+
+
+def image_target(url: str) -> MediaTarget:
+    """An image (a podcast's artwork, an episode's image) as a file of the media phase: its
+    length unknown until sent (cut off past :func:`image_max_bytes`)."""
+    return MediaTarget(url.strip(), None, None, "image", "image")
+
+
+def image_max_bytes(media_max_bytes: int) -> int:
+    """The most bytes one image may have for a feed whose files may have ``media_max_bytes``."""
+    return min(IMAGE_MAX_BYTES, media_max_bytes)
+
+
+def image_extension(content_type: str | None, url: str | None) -> str:
+    """The extension an image is stored with: by its raster media type
+    (:data:`IMAGE_EXTENSIONS`), else (a missing or generic type) by its URL's; ``""`` for
+    anything else (an SVG, an HTML error page), which the pages never show from the archive."""
+    media_type, _ = parse_content_type(content_type)
+    if media_type in IMAGE_EXTENSIONS:
+        return IMAGE_EXTENSIONS[media_type]
+    if media_type not in GENERIC_TYPES or not url:
+        return ""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return ""
+    return IMAGE_URL_EXTENSIONS.get(splitext(unquote(path))[1].lower(), "")

@@ -82,6 +82,7 @@ from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
 from .feed_reads import FEED_STATE_COLUMNS, FeedReadsMixin
 from .feeds import FeedSave, FeedsMixin
 from .fetch_log import FetchLogMixin
+from .images import ImagesMixin
 from .media import MediaMixin, MediaState, MediaTask
 from .media_files import Fixity, MediaFolder, Payload, media_extension
 from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
@@ -212,6 +213,7 @@ class Archive(
     SnapshotsMixin,
     FetchLogMixin,
     MediaMixin,
+    ImagesMixin,
     CapturesMixin,
     StatusMixin,
     ChangeReadsMixin,

@@ -204,15 +204,17 @@ class MediaMixin(MediaReadsMixin):
 
     def drop_media_version(self, episode_id: int, url: str, sha256: str) -> int:
         """Forget payload ``sha256`` as a version of the episode's ``url`` (the version cap);
-        returns how many versions of any episode still use the payload (0: its file may be
-        removed from the folder). The payload's row, fetches and fixity events stay."""
+        returns how many versions of any episode or image still use the payload (0: its file
+        may be removed from the folder). The payload's row, fetches and fixity events stay."""
         with self.transaction():
             self.db.execute(
                 "DELETE FROM episode_media WHERE episode_id = ? AND url = ? AND sha256 = ?",
                 [episode_id, url, sha256],
             )
             (left,) = self.db.execute(
-                "SELECT count(*) FROM episode_media WHERE sha256 = ?", [sha256]
+                "SELECT (SELECT count(*) FROM episode_media WHERE sha256 = ?) + "
+                "(SELECT count(*) FROM image_files WHERE sha256 = ?)",  # #28: images too
+                [sha256, sha256],
             ).fetchone()
         return int(left)
 
@@ -272,6 +274,7 @@ class MediaMixin(MediaReadsMixin):
         cursor = self.db.execute(
             "SELECT sha256, size, ext, last_audit_at, last_audit FROM media_payloads "
             "WHERE sha256 IN (SELECT sha256 FROM episode_media) "
+            "OR sha256 IN (SELECT sha256 FROM image_files) "
             "ORDER BY last_audit_at, sha256"  # NULL (never audited) sorts first
         )
         names = [d[0] for d in cursor.description]

@@ -12,6 +12,11 @@ ones :func:`~podarchive.rules.media.versions_to_drop` names (a payload's file go
 no episode refers to it any more). The run's byte budget (``media_budget``) stops new
 downloads once spent, and a full disk stops the phase; each is one line. A failure is a
 fetch row and the state's error with a back-off, one line in the log, never the feed's.
+
+The feed's images (#28: its artwork, its episodes' own images) are more files of the same
+phase, before its episodes' media (they are small): the same guard, politeness, deadline,
+budget and re-check ages, at most :func:`~podarchive.rules.media.image_max_bytes` each, stored
+in the same folder, recorded by feed and URL in the images' ledger (:mod:`podarchive.store.images`).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from podarchive.core.errors import (
     safe_url,
 )
 from podarchive.core.settings import Settings
-from podarchive.core.types import Enclosure, FetchRecord
+from podarchive.core.types import Enclosure, FetchRecord, Row
 from podarchive.net.download import Download, download, strong_validator
 from podarchive.net.fetch import Fetcher
 from podarchive.read.schedule_files import FeedSchedule
@@ -42,6 +47,9 @@ from podarchive.rules.media import (
     Budget,
     MediaTarget,
     alternate_sources,
+    image_extension,
+    image_max_bytes,
+    image_target,
     next_media_check,
     versions_to_drop,
 )
@@ -75,7 +83,14 @@ class MediaJob:
     @property
     def partial_key(self) -> str:
         digest = hashlib.sha256(self.task.url.encode("utf-8", "surrogatepass")).hexdigest()
+        if self.image:
+            return f"image-{digest[:32]}"
         return f"{self.task.episode_id}-{digest[:16]}"
+
+    @property
+    def image(self) -> bool:
+        """A podcast's artwork or an episode's image (#28), recorded by feed and URL."""
+        return self.task.source == "image"
 
 
 @dataclass(slots=True)
@@ -117,6 +132,9 @@ def media_jobs(
         feed.feed_id, iso(now), recheck=recheck, alternates=choice.media_alternates
     )
     jobs = []
+    if choice.media:  # #28: the artwork and the episodes' images first (small)
+        images = archive.images_due(feed.feed_id, iso(now), recheck=recheck)
+        jobs += [MediaJob(feed, task, image_target(task.url)) for task in images]
     for task in due:
         for target in wanted_files(*task_files(task), published_at(task.published), choice):
             jobs.append(MediaJob(feed, task, target))
@@ -154,7 +172,9 @@ def fetch_media(
             job.target.url,
             partial,
             records=outcome.records,
-            max_bytes=schedule.media_max_bytes,
+            max_bytes=(
+                image_max_bytes(schedule.media_max_bytes) if job.image else schedule.media_max_bytes
+            ),
             user_agent=schedule.user_agent,
             allow_private_hosts=schedule.allow_private_hosts,
             etag=task.state.etag if recheck else None,
@@ -164,7 +184,8 @@ def fetch_media(
         )
         if result.complete and not result.not_modified:
             content_type = result.headers.get("content-type") or job.target.content_type
-            outcome.ext = media_extension(content_type, result.final_url)
+            ext_of = image_extension if job.image else media_extension
+            outcome.ext = ext_of(content_type, result.final_url)
             outcome.payload = folder.commit(partial, outcome.ext)
     except PodarchiveError as e:
         outcome.error = e
@@ -194,16 +215,18 @@ def store_media(archive: ArchiveLike, folder: MediaFolder, outcome: MediaOutcome
             partial_bytes=result.size,
             next_check_at=now,  # due again: the next run resumes it
         )
-        archive.set_media_state(job.task.episode_id, job.task.url, state, now)
+        _set_state(archive, job, state, now)
         return "partial"
     payload = outcome.payload
     content_type = result.headers.get("content-type") or job.target.content_type
     with archive.transaction():
         archive.record_payload(payload.sha256, payload.size, content_type, outcome.ext, now)
         _fetched(archive, outcome, "stored", now, sha256=payload.sha256)
-    versions = archive.media_versions(job.task.episode_id, job.task.url)
-    before = {row["sha256"] for row in versions}
-    archive.add_media_version(job.task.episode_id, job.task.url, payload.sha256, now)
+    before = {row["sha256"] for row in _versions(archive, job)}
+    if job.image:
+        archive.add_image_version(job.feed.feed_id, job.task.url, payload.sha256, now)
+    else:
+        archive.add_media_version(job.task.episode_id, job.task.url, payload.sha256, now)
     _cap_versions(archive, folder, job)
     _schedule_next(archive, job, result, now, rechecked=job.task.stored)
     return "unchanged" if payload.sha256 in before else "stored"
@@ -224,7 +247,7 @@ def _fetched(
                 result.exchanges,
                 kind="media",
                 feed_id=outcome.job.feed.feed_id,
-                episode_id=outcome.job.task.episode_id,
+                episode_id=None if outcome.job.image else outcome.job.task.episode_id,
                 body_sha256=payload.sha256 if payload else None,
                 body_size=payload.size if payload else None,
             )
@@ -239,6 +262,9 @@ def _fetch_row(
     sha256: str | None,
 ) -> None:
     result = outcome.result
+    if outcome.job.image:
+        _image_fetch_row(archive, outcome, what, now, status, sha256)
+        return
     archive.record_media_fetch(
         outcome.job.task.episode_id,
         outcome.job.task.url,
@@ -257,6 +283,47 @@ def _fetch_row(
     )
 
 
+def _image_fetch_row(
+    archive: ArchiveLike,
+    outcome: MediaOutcome,
+    what: str,
+    now: str,
+    status: int | None,
+    sha256: str | None,
+) -> None:
+    result = outcome.result
+    archive.record_image_fetch(
+        outcome.job.feed.feed_id,
+        outcome.job.task.url,
+        outcome=what,
+        now=now,
+        final_url=result.final_url if result else None,
+        status=status,
+        etag=result.etag if result else None,
+        last_modified=result.last_modified if result else None,
+        headers=result.headers if result else None,
+        moved=sum(r.bytes for r in outcome.records),
+        sha256=sha256,
+        error=one_line(str(outcome.error)) if outcome.error else None,
+        records=outcome.records,
+    )
+
+
+def _versions(archive: ArchiveLike, job: MediaJob) -> list[Row]:
+    """The stored versions of the job's file, oldest first (an image's by its URL)."""
+    if job.image:
+        return archive.image_versions(job.feed.feed_id, job.task.url)
+    return archive.media_versions(job.task.episode_id, job.task.url)
+
+
+def _set_state(archive: ArchiveLike, job: MediaJob, state: MediaState, now: str) -> None:
+    """Write the download state of the job's file (an image's by its URL)."""
+    if job.image:
+        archive.set_image_state(job.feed.feed_id, job.task.url, state, now)
+    else:
+        archive.set_media_state(job.task.episode_id, job.task.url, state, now)
+
+
 def _failed(archive: ArchiveLike, outcome: MediaOutcome, now: str) -> str:
     """A failure: a fetch row, the state's error and its back-off, one line in the log."""
     job, error = outcome.job, str(outcome.error)
@@ -272,7 +339,7 @@ def _failed(archive: ArchiveLike, outcome: MediaOutcome, now: str) -> str:
         last_error=one_line(error),
         next_check_at=iso(moment + wait_for),
     )
-    archive.set_media_state(job.task.episode_id, job.task.url, state, now)
+    _set_state(archive, job, state, now)
     log.info("%s: media %s: %s", job.feed.label, safe_url(job.task.url), one_line(error))
     return "failed"
 
@@ -284,7 +351,7 @@ def _schedule_next(
     first archived); no partial file, no error."""
     task, moment = job.task, parse_iso(now)
     assert moment is not None
-    versions = archive.media_versions(task.episode_id, task.url)
+    versions = _versions(archive, job)
     archived = parse_iso(versions[0]["first_seen_at"]) if versions else None
     checks = task.state.checks + 1 if rechecked else 0
     due = next_media_check(archived or moment, checks, moment, False, last_checked=moment)
@@ -294,18 +361,22 @@ def _schedule_next(
         next_check_at=iso(due) if due else None,
         checks=checks,
     )
-    archive.set_media_state(task.episode_id, task.url, state, now)
+    _set_state(archive, job, state, now)
 
 
 def _cap_versions(archive: ArchiveLike, folder: MediaFolder, job: MediaJob) -> None:
     """Drop the versions over the feed's ``media_versions``; a payload's file is removed
     only when no episode's version refers to it any more."""
     task = job.task
-    versions = archive.media_versions(task.episode_id, task.url)
+    versions = _versions(archive, job)
     ext = {row["sha256"]: row["ext"] or "" for row in versions}
     numbered = [(row["version"], row["sha256"]) for row in versions]
     for sha256 in versions_to_drop(numbered, job.feed.schedule.media_versions):
-        if archive.drop_media_version(task.episode_id, task.url, sha256) == 0:
+        if job.image:
+            left = archive.drop_image_version(job.feed.feed_id, task.url, sha256)
+        else:
+            left = archive.drop_media_version(task.episode_id, task.url, sha256)
+        if left == 0:
             path = folder.path_of(sha256, ext[sha256])
             try:
                 path.unlink(missing_ok=True)
@@ -432,9 +503,7 @@ class MediaPhase:
                 validator=strong_validator(result.etag, result.last_modified),
                 next_check_at=iso(self.clock()),
             )
-            self.archive.set_media_state(
-                job.task.episode_id, job.task.url, state, iso(self.clock())
-            )
+            _set_state(self.archive, job, state, iso(self.clock()))
         if not self.halt.is_set():
             log.warning("media: %s; no more media this run", one_line(str(error)))
         self.report.disk_full = one_line(str(error))

@@ -10,8 +10,17 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from podarchive.web.plugin import CROSS_SHARDS, SERVED, row_url
+from podarchive.web.episode_view import MediaUrl
+from podarchive.web.plugin import CROSS_SHARDS, MEDIA_MOUNT, MEDIA_SERVED, SERVED, row_url
 from podarchive.web.reading import read_cards, read_overview, read_podcast
+
+
+def media_url(datasette: Any) -> MediaUrl | None:
+    """Where the server serves a file of the media folder (``ab/cd/….png``); None when it
+    serves none (#28: the pages then show the publisher's images)."""
+    if datasette not in MEDIA_SERVED:
+        return None
+    return lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))
 
 
 async def _podcasts_database(datasette: Any, request: Any, database: str) -> Any:
@@ -38,7 +47,9 @@ async def podcasts_page(datasette: Any, request: Any) -> Any:
 
     database = request.url_vars["database"]
     db = await _podcasts_database(datasette, request, database)
-    cards = await read_cards(db, lambda pk: row_url(datasette, database, "feeds", pk))
+    cards = await read_cards(
+        db, lambda pk: row_url(datasette, database, "feeds", pk), media_url(datasette)
+    )
     context = {
         "database": database,
         "table": "feeds",
@@ -99,6 +110,7 @@ async def podcast_page(datasette: Any, request: Any) -> Any:
         page=int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1,
         query=request.args.get("q", "")[:500].replace("\x00", ""),
         episode_url=lambda pk: row_url(datasette, database, "episodes", pk),
+        media_url=media_url(datasette),
     )
     if podcast is None:
         raise NotFound(f"No podcast {pk} in this archive")

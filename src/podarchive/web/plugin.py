@@ -553,6 +553,12 @@ async def _episode(datasette: Any, database: str, request: Any) -> dict[str, Any
         datasette.urls.table(database, "transcript_segments"),
         (lambda path: str(datasette.urls.path(f"/{MEDIA_MOUNT}/{path}"))) if served else None,
     )
+    from podarchive.web.pages import media_url
+    from podarchive.web.reading import episode_artwork
+
+    page["artwork"] = await episode_artwork(  # #28: the archived copy, else the publisher's
+        datasette.get_database(database), rows.episode["id"], media_url(datasette)
+    )
     if await datasette.get_database(database).table_exists("captures"):  # #27: provenance
         captures = datasette.urls.table(database, "captures")
         page["captures_url"] = f"{captures}?episode_id={rows.episode['id']}"

@@ -8,15 +8,23 @@ and shaped by plain functions (:func:`excerpt`, :func:`podcast_view`, :func:`car
 templates in ``datasette/templates`` show. Text is escaped by the templates; a podcast's
 description, HTML as published, is sanitised by nh3 as show notes are (the ``archive_notes``
 filter).
+
+Artwork (#28): a podcast's artwork and an episode's image are shown from the archive
+(``/-/media/…``) when the media folder is served and a copy is kept (:func:`archived_images`),
+else from the publisher's URL (without a referrer).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from podarchive.web.episode_view import hms, http_href
+from podarchive.core.errors import PodarchiveError
+from podarchive.rules.media import IMAGE_EXTENSIONS
+from podarchive.store.media_files import MediaFolder
+from podarchive.web.episode_view import MediaUrl, hms, http_href
 from podarchive.web.shard_search import fts_phrases
 
 #: Episodes a podcast's page lists at a time.
@@ -86,6 +94,19 @@ select
   (select page_count * page_size from pragma_page_count(), pragma_page_size()) as bytes
 """
 
+#: The latest archived version of each image URL asked (``:urls``, a JSON list), #28.
+ARCHIVED_IMAGES_SQL = """
+select i.url, i.sha256, p.ext from image_files i join media_payloads p on p.sha256 = i.sha256
+where i.url in (select value from json_each(:urls))
+order by i.url, i.last_seen_at, i.version
+"""
+EPISODE_ART_SQL = """
+select episodes.image, feeds.image as podcast_image from episodes
+join feeds on feeds.id = episodes.feed_id where episodes.id = :id
+"""
+#: The extensions of the images the pages show from the archive: raster images only.
+SHOWN_IMAGES = frozenset(IMAGE_EXTENSIONS.values())
+
 _TAGS = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
 
@@ -145,11 +166,13 @@ def podcast_view(
     *,
     page: int,
     query: str,
+    archived: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What a podcast's page shows (the template escapes text; the description goes through
-    the ``archive_notes`` filter)."""
+    the ``archive_notes`` filter); its artwork from ``archived`` (:func:`archived_images`)
+    when it is there."""
     return {
-        **_about(feed),
+        **_about(feed, archived or {}),
         "health": health(feed),
         "moves": [dict(m) for m in moves],
         **_counted(counts),
@@ -160,7 +183,7 @@ def podcast_view(
     }
 
 
-def _about(feed: Mapping[str, Any]) -> dict[str, Any]:
+def _about(feed: Mapping[str, Any], archived: Mapping[str, str]) -> dict[str, Any]:
     """A podcast's title, author, artwork, description and links, as its page shows them."""
     text = {
         name: feed.get(column) or ""
@@ -178,7 +201,7 @@ def _about(feed: Mapping[str, Any]) -> dict[str, Any]:
         "id": feed["id"],
         "title": feed.get("title") or feed.get("name") or feed.get("url") or "Untitled podcast",
         "author": feed.get("author") or feed.get("owner_name") or "",
-        "image": http_href(feed.get("image")),
+        **artwork(feed.get("image"), archived),
         "site": http_href(feed.get("link")),
         "feed_url": http_href(feed.get("fetch_url") or feed.get("url")),
         "new_feed_url": http_href(feed.get("new_feed_url")),
@@ -198,11 +221,18 @@ def _counted(counts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def read_podcast(
-    db: Any, pk: str, *, page: int, query: str, episode_url: Callable[[object], str]
+    db: Any,
+    pk: str,
+    *,
+    page: int,
+    query: str,
+    episode_url: Callable[[object], str],
+    media_url: MediaUrl | None = None,
 ) -> dict[str, Any] | None:
     """Podcast ``pk``'s page (see :func:`podcast_view`) from Datasette database ``db``: its
     episodes newest first, ``PAGE_SIZE`` from page ``page`` (1: the first), or those
-    matching ``query`` best first; None when there is no such podcast."""
+    matching ``query`` best first; None when there is no such podcast. Its artwork is the
+    archived copy when ``media_url`` serves the media folder and one is kept."""
     feed = (await db.execute(FEED_SQL, {"id": pk})).first()
     if feed is None:
         return None
@@ -214,16 +244,21 @@ async def read_podcast(
     else:
         found = (await db.execute(EPISODES_SQL, params)).rows
     lines = [episode_line(dict(row), episode_url(row["id"])) for row in found]
-    return podcast_view(dict(feed), dict(counts), moves, lines, page=page, query=query)
+    archived = await archived_images(db, [feed["image"]], media_url)
+    return podcast_view(
+        dict(feed), dict(counts), moves, lines, page=page, query=query, archived=archived
+    )
 
 
-def card(row: Mapping[str, Any], url: str) -> dict[str, Any]:
-    """A podcast's card on the podcasts page."""
+def card(
+    row: Mapping[str, Any], url: str, archived: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A podcast's card on the podcasts page (its artwork from ``archived`` when there)."""
     return {
         "url": url,
         "title": row.get("title") or "Untitled podcast",
         "author": row.get("author") or "",
-        "image": http_href(row.get("image")),
+        **artwork(row.get("image"), archived or {}),
         "about": excerpt(row.get("description"), 180),
         "episodes": row.get("episodes") or 0,
         "last": date_of(row.get("last_published")),
@@ -231,9 +266,54 @@ def card(row: Mapping[str, Any], url: str) -> dict[str, Any]:
     }
 
 
-async def read_cards(db: Any, podcast_url: Callable[[object], str]) -> list[dict[str, Any]]:
-    """Every podcast of Datasette database ``db`` as a card, by title."""
-    return [card(dict(row), podcast_url(row["id"])) for row in (await db.execute(CARDS_SQL)).rows]
+async def read_cards(
+    db: Any, podcast_url: Callable[[object], str], media_url: MediaUrl | None = None
+) -> list[dict[str, Any]]:
+    """Every podcast of Datasette database ``db`` as a card, by title (each artwork the
+    archived copy when ``media_url`` serves the media folder and one is kept)."""
+    rows = [dict(row) for row in (await db.execute(CARDS_SQL)).rows]
+    archived = await archived_images(db, [row["image"] for row in rows], media_url)
+    return [card(row, podcast_url(row["id"]), archived) for row in rows]
+
+
+def artwork(url: object, archived: Mapping[str, str]) -> dict[str, Any]:
+    """An image as a page shows it: ``image``, the archived copy's URL when ``archived``
+    (:func:`archived_images`) has one, else the publisher's web URL (None: none), and
+    ``image_archived``."""
+    kept = archived.get(url) if isinstance(url, str) else None
+    return {"image": kept or http_href(url), "image_archived": kept is not None}
+
+
+async def archived_images(
+    db: Any, urls: Iterable[object], media_url: MediaUrl | None
+) -> dict[str, str]:
+    """Image URL → the served URL of its latest archived copy, for those of ``urls`` kept as
+    raster images (:data:`SHOWN_IMAGES`); none when the media folder is not served
+    (``media_url`` None) or the archive keeps no images (before migration 17)."""
+    wanted = sorted({url for url in urls if isinstance(url, str) and url})
+    if media_url is None or not wanted or "image_files" not in await db.table_names():
+        return {}
+    found: dict[str, str] = {}
+    for row in (await db.execute(ARCHIVED_IMAGES_SQL, {"urls": json.dumps(wanted)})).rows:
+        url, sha256, ext = row["url"], row["sha256"], row["ext"] or ""
+        if ext not in SHOWN_IMAGES:
+            found.pop(url, None)  # the latest version is not one a page shows
+            continue
+        try:
+            found[url] = media_url(MediaFolder("").path_of(sha256, ext).as_posix())
+        except PodarchiveError:
+            found.pop(url, None)
+    return found
+
+
+async def episode_artwork(db: Any, pk: object, media_url: MediaUrl | None) -> dict[str, Any]:
+    """An episode's image for its page (its own, else its podcast's artwork), the archived
+    copy when kept (see :func:`artwork`); ``image`` None when it has none."""
+    row = (await db.execute(EPISODE_ART_SQL, {"id": pk})).first()
+    if row is None:
+        return artwork(None, {})
+    url = next((u for u in (row["image"], row["podcast_image"]) if http_href(u)), None)
+    return artwork(url, await archived_images(db, [url], media_url))
 
 
 async def read_overview(db: Any) -> dict[str, Any] | None:
