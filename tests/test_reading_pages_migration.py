@@ -27,7 +27,7 @@ def _indexes(conn: sqlite3.Connection) -> set[str]:
 
 
 def test_the_reading_indexes_come_last_and_keep_every_row(tmp_path: Path) -> None:
-    assert MIGRATIONS[-1] is _reading_indexes_v16
+    assert MIGRATIONS[15] is _reading_indexes_v16  # a later issue's migrations follow it
     path = tmp_path / "archive.db"
     shutil.copy(V13, path)
     with closing(sqlite3.connect(path)) as conn:
@@ -77,10 +77,11 @@ def test_a_v15_archive_gets_the_indexes_keeping_every_row(
         before = every_row(conn)
         schema_before = schema(conn)
     with Archive(path) as archive, Archive(tmp_path / "fresh.db") as fresh:
-        assert archive.schema_version == fresh.schema_version == 16
+        assert archive.schema_version == fresh.schema_version == SCHEMA_VERSION
         assert schema(archive.db.conn) == schema(fresh.db.conn)
         after = every_row(archive.db.conn)
         added = set(schema(archive.db.conn)) - set(schema_before)
-    assert after == before
+        added = {(k, n) for k, n in added if "push_subscriptions" not in n}  # #29
+    assert {k: v for k, v in after.items() if k != "push_subscriptions"} == before  # #29
     assert {kind for kind, _ in added} == {"index"}
     assert {name for _, name in added} == {name for name, _ in READING_INDEXES}

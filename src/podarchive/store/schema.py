@@ -40,6 +40,7 @@ from .migrations_early import (
     _item_hashes_v5,
     _polite_fetching_v2,
 )
+from .migrations_push import _push_subscriptions_v17
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
@@ -292,5 +293,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _media_ledger_v14,
     _captures_v15,
     _reading_indexes_v16,  # v16 (#28)
+    _push_subscriptions_v17,  # v17 (#29)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
