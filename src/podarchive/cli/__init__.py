@@ -403,9 +403,10 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
         last_audit = archive.last_audit()
+        push = archive.push_subscriptions()
     now = utcnow()
     heartbeat = read_heartbeat(heartbeat_path(db_path))
-    doc = status_report(feeds, heartbeat, now, threshold, last_audit)
+    doc = status_report(feeds, heartbeat, now, threshold, last_audit, push=push)
     show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 

@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from podarchive.core.clock import iso, parse_iso, utcnow
-from podarchive.core.errors import PodarchiveError, one_line
+from podarchive.core.errors import ArchiveLocked, PodarchiveError, one_line
 from podarchive.core.settings import Settings
 from podarchive.net.hub import hub_request
 from podarchive.read.podcast_ns import scan
@@ -37,7 +38,10 @@ from podarchive.rules.push import (
     signature_ok,
     stretched,
 )
+from podarchive.runtime.lock import archive_lock
 from podarchive.store import Archive
+
+T = TypeVar("T")
 
 log = logging.getLogger("podarchive.daemon")
 PUSH_EVERY = timedelta(days=1)
@@ -66,6 +70,9 @@ class PushManager:
         self.want, self.scheduled = want, scheduled
         self.push_every, self.lease = push_every, lease
         self._lock = threading.Lock()
+        #: held by whoever has the archive open in this process: the daemon's cycle or the
+        #: push thread (the archive has one writer at a time)
+        self.archive_mutex = threading.Lock()
         self._subs: dict[str, Subscription] = {}
         self._asked: dict[str, Asked] = {}  # callback → what was asked of its hub last
         self._pushed: set[str] = set()
@@ -106,6 +113,10 @@ class PushManager:
             taken = self._pushed & set(urls)
             self._pushed -= taken
         return taken
+
+    def push_again(self, urls: Collection[str]) -> None:
+        with self._lock:
+            self._pushed.update(urls)
 
     def stretch(self, feed: FeedSchedule) -> FeedSchedule:
         """``feed`` with its interval stretched to ``push_every`` while its push is live."""
@@ -214,17 +225,21 @@ class PushManager:
     # the push thread --------------------------------------------------------------------
 
     def _run(self) -> None:
-        with Archive(self.db_path) as archive:
-            while not self._stop.is_set():
-                try:
-                    self._turn(archive)
-                except PodarchiveError as e:
-                    log.error("push: %s", one_line(str(e), 300))
-                self._wake.wait(timeout=0.5)
-                self._wake.clear()
-            self._flush(archive)
+        """The push thread: the archive is opened only while there is something to read or
+        write (as the daemon's cycles do), never held between turns."""
+        while not self._stop.is_set():
+            try:
+                self._turn()
+            except PodarchiveError as e:
+                log.error("push: %s", one_line(str(e), 300))
+            self._wake.wait(timeout=0.5)
+            self._wake.clear()
+        try:
+            self._flush()
+        except PodarchiveError as e:
+            log.error("push: %s", one_line(str(e), 300))
 
-    def _turn(self, archive: Archive) -> None:
+    def _turn(self) -> None:
         scheduled = self.scheduled()
         if scheduled is None:
             return
@@ -234,8 +249,14 @@ class PushManager:
         self._trusted.update(url for url, f in scheduled.items() if f.allow_private_hosts)
         with self._lock:
             look, self._look = self._look & set(scheduled), set()
-        for url in sorted(look):
-            self._discover(archive, scheduled[url])
+        if look:
+            found = self._with_archive(lambda a: {url: self._links(a, url) for url in look})
+            if found is None:  # another process has the archive: look again next turn
+                with self._lock:
+                    self._look |= look
+                return
+            for url, hub_topic in sorted(found.items()):
+                self._discover(scheduled[url], hub_topic)
         now = utcnow()
         for url, sub in list(self._subs.items()):
             trusted = url in self._trusted
@@ -243,7 +264,7 @@ class PushManager:
                 self._ask(sub, "unsubscribe", trusted=trusted)
             elif url in scheduled and self._renewal_due(sub, now):
                 self._ask(sub, "subscribe", trusted=trusted)
-        self._flush(archive)
+        self._flush()
 
     def _renewal_due(self, sub: Subscription, now: datetime) -> bool:
         if sub.state == "live":
@@ -253,10 +274,14 @@ class PushManager:
             return asked is None or asked + RETRY_FAILED <= now
         return False
 
-    def _discover(self, archive: Archive, feed: FeedSchedule) -> None:
-        state = archive.feed_state(feed.url)
+    @staticmethod
+    def _links(archive: Archive, url: str) -> tuple[str, str] | None:
+        """The hub and topic the feed's latest body names, if both."""
+        state = archive.feed_state(url)
         body = archive.latest_feed_body(state.id) if state is not None else None
-        found = hub_and_topic(scan(body[0]).channel.links) if body else None
+        return hub_and_topic(scan(body[0]).channel.links) if body else None
+
+    def _discover(self, feed: FeedSchedule, found: tuple[str, str] | None) -> None:
         with self._lock:
             sub = self._subs.get(feed.url)
         if found is None:
@@ -313,9 +338,28 @@ class PushManager:
             self._subs[url] = dataclasses.replace(sub, state=state, last_error=why[:200])
             self._dirty.add(url)
 
-    def _flush(self, archive: Archive) -> None:
+    def _flush(self) -> None:
         with self._lock:
             dirty = [self._subs[url] for url in sorted(self._dirty)]
             self._dirty.clear()
-        for sub in dirty:
-            archive.save_push_subscription(sub)
+        if not dirty:
+            return
+
+        def save(archive: Archive) -> bool:
+            for sub in dirty:
+                archive.save_push_subscription(sub)
+            return True
+
+        if self._with_archive(save) is None:  # written on a later turn
+            with self._lock:
+                self._dirty.update(sub.feed_url for sub in dirty)
+
+    def _with_archive(self, work: Callable[[Archive], T]) -> T | None:
+        """``work(archive)`` under the archive's lock; None when another process holds it."""
+        with self.archive_mutex:
+            try:
+                lock = archive_lock(self.db_path).acquire()
+            except ArchiveLocked:
+                return None
+            with lock, Archive(self.db_path) as archive:
+                return work(archive)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -45,6 +46,13 @@ def cycle_update(db_path: Path, settings: Settings, push: PushManager | None = N
     def update(batch: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
         feeds = [push.stretch(f) for f in batch] if push else list(batch)
         pushed = push.take_pushed([f.url for f in feeds]) if push else set()
+        with push.archive_mutex if push else nullcontext():
+            result = _cycle(feeds, pushed, stop)
+        if push is not None and result.skipped:
+            push.push_again(pushed)  # the archive was busy: still due when the cycle runs
+        return result
+
+    def _cycle(feeds: list[FeedSchedule], pushed: set[str], stop: threading.Event) -> CycleResult:
         try:
             lock = archive_lock(db_path).acquire()
         except ArchiveLocked as e:

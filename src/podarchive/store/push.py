@@ -21,6 +21,9 @@ class PushMixin(Connection):
     """Read and write the WebSub subscriptions."""
 
     def push_subscriptions(self) -> list[Subscription]:
+        """Every subscription, by feed URL; none in an archive older than schema 17."""
+        if not self.db.table("push_subscriptions").exists():
+            return []
         rows = self.db.execute(
             f"SELECT {', '.join(PUSH_COLUMNS)} FROM push_subscriptions ORDER BY feed_url"
         )
