@@ -22,6 +22,7 @@ SCRIPTS = [
     "change_feed.py",
     "export_warc.py",
     "capture_cost.py",
+    "push_latency.py",
 ]
 
 

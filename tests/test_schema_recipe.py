@@ -43,7 +43,7 @@ def _example_field_v18(db: sqlite_utils.Database) -> None:
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _image_files_v17,  # v17 (#28: artwork)\n)"
+LAST_MIGRATION = "    _push_subscriptions_v18,  # v18 (#29)\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:

@@ -147,6 +147,7 @@ def test_json(archive_db: Path) -> None:
         "kept_fewer": None,
         "pages_low_confidence": 0,
         "media_errors": {},
+        "push": None,
         "failing": False,
     }
     assert healthy["next_due_at"] > healthy["last_success_at"]

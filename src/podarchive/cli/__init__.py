@@ -48,6 +48,7 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
+from podarchive.cli.push import push_options, push_settings
 from podarchive.core.errors import one_line
 from podarchive.core.urls import normalize_url
 from podarchive.read.schedule_files import (
@@ -294,10 +295,18 @@ def _finish(report: RunReport, seen: list[signal.Signals]) -> None:
     metavar="SECONDS",
     help="How often to write the heartbeat and look for changed schedule files.",
 )
+@push_options
 @verbosity
 @translate_errors
 def daemon(
-    schedules_dir: Path, db_path: Path, allow_private_hosts: bool, allow_fast: bool, tick: float
+    schedules_dir: Path,
+    db_path: Path,
+    allow_private_hosts: bool,
+    allow_fast: bool,
+    tick: float,
+    listen: str | None,
+    public_url: str | None,
+    push_every: str,
 ) -> None:
     """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
 
@@ -309,17 +318,20 @@ def daemon(
     If the archive is deleted while it runs, cycles fail (one ERROR line) until it is back:
     a new empty archive is only started by a restart.
     SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
+    With --listen and --public-url, feeds that name a WebSub hub are subscribed to, and a
+    signed notification makes the feed due at once (docs/push.md).
     """
     from podarchive.core.errors import ArchiveLocked
     from podarchive.daemon.service import run_daemon
 
     _daemon_logging()
     settings = run_settings(allow_private_hosts)
+    push = push_settings(listen, public_url, push_every)
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
     check_file(db_path)  # not even a lock file beside another program's database
     try:
         stopped_by = run_daemon(
-            schedules_dir, db_path, settings, feeds, allow_fast=allow_fast, tick=tick
+            schedules_dir, db_path, settings, feeds, allow_fast=allow_fast, tick=tick, push=push
         )
     except ArchiveLocked as e:
         raise CommandFailure(str(e)) from e
@@ -391,9 +403,10 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
     with Archive.open_to_read(db_path) as archive:
         feeds = archive.feed_statuses()
         last_audit = archive.last_audit()
+        push = archive.push_subscriptions()
     now = utcnow()
     heartbeat = read_heartbeat(heartbeat_path(db_path))
-    doc = status_report(feeds, heartbeat, now, threshold, last_audit)
+    doc = status_report(feeds, heartbeat, now, threshold, last_audit, push=push)
     show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 

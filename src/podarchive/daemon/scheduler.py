@@ -120,6 +120,7 @@ class Daemon:
         self.stop = threading.Event()
         self.stopped_by: int | None = None  # the signal that stopped it (SIGTERM, SIGINT)
         self.started_at = utcnow()
+        self.started = threading.Event()  # set once the first schedule is applied
         self._feeds: dict[str, FeedSchedule] = {}
         self._specs: dict[str, tuple[str, str]] = {}
         self._due: dict[str, datetime] = {}  # url → when it is next due (the archive's word)
@@ -160,6 +161,14 @@ class Daemon:
         """Look again at once (e.g. a push notification said a feed changed)."""
         self._wake.set()
 
+    def want(self, url: str) -> None:
+        """Make a scheduled feed due now (a valid push notification, #29) and wake."""
+        with self._state:
+            if url not in self._feeds:
+                return
+            self._wanted.add(url)
+        self._wake.set()
+
     def request(self, flag: str) -> None:
         """Ask the main loop to ``stop`` or ``reload``; safe from a signal handler."""
         self._flags.add(flag)
@@ -172,6 +181,7 @@ class Daemon:
         try:
             self._scheduler.start()
             self.apply(feeds)
+            self.started.set()
             self._files.reset()
             log.info(
                 "daemon started (pid %d): %s from %s, tick %gs",

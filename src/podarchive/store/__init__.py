@@ -87,6 +87,7 @@ from .media import MediaMixin, MediaState, MediaTask
 from .media_files import Fixity, MediaFolder, Payload, media_extension
 from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
 from .protocol import ArchiveLike, ArchiveReads
+from .push import PushMixin
 from .reader import ArchiveReader
 from .schema import (
     BOOKKEEPING_INDEX,
@@ -217,6 +218,7 @@ class Archive(
     CapturesMixin,
     StatusMixin,
     ChangeReadsMixin,
+    PushMixin,
     Connection,
 ):
     """An open archive file. Not thread-safe: the pipeline keeps it on one thread.

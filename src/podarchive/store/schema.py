@@ -41,6 +41,7 @@ from .migrations_early import (
     _polite_fetching_v2,
 )
 from .migrations_images import _image_files_v17
+from .migrations_push import _push_subscriptions_v18
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
@@ -294,5 +295,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _captures_v15,
     _reading_indexes_v16,  # v16 (#28)
     _image_files_v17,  # v17 (#28: artwork)
+    _push_subscriptions_v18,  # v18 (#29)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

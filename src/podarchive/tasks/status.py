@@ -46,6 +46,7 @@ from typing import Any
 from podarchive.core.clock import iso
 from podarchive.core.errors import one_line, safe_label, safe_url
 from podarchive.core.types import LOW_CONFIDENCE
+from podarchive.rules.push import Subscription, push_line
 
 STATUS_FORMAT = 1
 HEARTBEAT_STALE = timedelta(seconds=60)  # no heartbeat for this long: the daemon is dead
@@ -168,12 +169,18 @@ def report(
     now: datetime,
     threshold: timedelta,
     last_audit: Mapping[str, Any] | None = None,
+    *,
+    push: Sequence[Subscription] = (),
 ) -> dict[str, Any]:
     """The ``--json`` document (see the module docstring); ``last_audit``: the archive's
-    latest fixity audit (``podarchive audit``), if any."""
+    latest fixity audit (``podarchive audit``), if any; ``push``: the WebSub subscriptions
+    (#29), each feed's as its ``push`` (None: not pushed)."""
     rows = []
+    pushed = {sub.feed_url: sub for sub in push}
     for feed in feeds:
         row = dict(feed)
+        sub = pushed.get(str(feed.get("url")))
+        row["push"] = None if sub is None else _push_state(sub)
         row["pages_missing"] = sum(int(feed.get(k) or 0) for k in _PAGE_KEYS)
         row["page_errors"] = reasons(feed.get("page_errors") or {})
         row["file_errors"] = reasons(feed.get("file_errors") or {})
@@ -205,6 +212,7 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
         lines.append("(no feeds in the archive yet)")
     lines.extend(warning_lines(doc["feeds"]))
     lines.extend(media_lines(doc["feeds"]))
+    lines.extend(push_lines(doc["feeds"]))
     lines.append("")
     lines.append(daemon_line(doc["daemon"], now))
     if doc.get("last_audit"):
@@ -275,6 +283,29 @@ def media_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"{_cut(str(reason))}; retried with back-off"
             )
     return lines
+
+
+def _push_state(sub: Subscription) -> dict[str, Any]:
+    return {
+        "state": sub.state,
+        "hub": sub.hub,
+        "topic": sub.topic,
+        "lease_until": sub.lease_until,
+        "last_notified_at": sub.last_notified_at,
+        "notifications": sub.notifications,
+        "last_error": sub.last_error,
+        "line": push_line(sub),
+    }
+
+
+def push_lines(feeds: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per feed with a WebSub subscription (#29): ``push: Show: subscribed until
+    …, last notification …`` (feeds without one are polled only, and not listed)."""
+    return [
+        f"push: {_name(f)}: {one_line(f['push']['line'].removeprefix('push: '))}"
+        for f in feeds
+        if isinstance(f.get("push"), Mapping)
+    ]
 
 
 def failing_lines(doc: Mapping[str, Any]) -> list[str]:
