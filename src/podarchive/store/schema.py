@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from .migrations_changes import _change_indexes_v17
 from .migrations_early import (
     BOOKKEEPING_INDEX,
     FILE_STATE_COLUMNS,
@@ -292,5 +293,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _media_ledger_v14,
     _captures_v15,
     _reading_indexes_v16,  # v16 (#28)
+    _change_indexes_v17,  # v17 (#28: the change feed)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -20,6 +20,7 @@ from podarchive.core.errors import ConfigError, StorageError
 from podarchive.formats.feeds import ChangeFeed, change_atom, change_json
 from podarchive.rules.changes import Change, Cursor, parse_cursor, parse_since, select, to_changes
 from podarchive.store import ArchiveReader
+from podarchive.store.change_reads import Bound
 
 Format = Literal["atom", "json"]
 FEED_ID = "tag:podarchive,2026:changes"
@@ -66,15 +67,27 @@ def find_podcast(archive: ArchiveReader, name: str) -> int:
 
 
 def read_changes(archive: ArchiveReader, query: ChangeQuery) -> list[Change]:
-    """The changes ``query`` asks for, oldest first."""
-    floor = max(filter(None, (query.since, query.after.at if query.after else None)), default=None)
-    rows = archive.change_rows(query.feed_id, floor)  # only the rows a reader may still get
+    """The changes ``query`` asks for, oldest first. Only the rows a page can show are read:
+    with a limit, the store first finds the time of the last change the page can hold
+    (:meth:`~podarchive.store.change_reads.ChangeReadsMixin.change_bound`, by the time
+    indexes), then reads the changes between it and where the reader stands."""
+    now = query.now or now_iso()
+    after = query.after.at if query.after else None
+    start = max(filter(None, (query.since, after)), default=None)
+    bounds: list[Bound] = [("<", now)]  # the current second is held back
+    if start is not None:
+        bounds.append((">=", start))
+    if query.limit is not None:
+        walking = start is not None  # a reader going forward gets the first ones
+        counted = list(bounds)
+        if walking and after is not None and start == after:  # the cursor's second: some behind it
+            counted[-1] = (">", start)
+        found = archive.change_bound(query.feed_id, tuple(counted), query.limit, not walking)
+        if found is not None:
+            bounds.append(("<=", found) if walking else (">=", found))
+    rows = archive.change_rows(query.feed_id, tuple(bounds))
     return select(
-        to_changes(rows),
-        now=query.now or now_iso(),
-        after=query.after,
-        since=query.since,
-        limit=query.limit,
+        to_changes(rows), now=now, after=query.after, since=query.since, limit=query.limit
     )
 
 
