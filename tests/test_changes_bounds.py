@@ -13,6 +13,7 @@ import pytest
 from podarchive.core.types import EpisodeWrite, FetchRecord
 from podarchive.rules.changes import Change, select, to_changes
 from podarchive.store import Archive, ArchiveReader, FeedSave
+from podarchive.tasks import changes as tasks_changes
 from podarchive.tasks.changes import ChangeQuery, read_changes
 
 STAMPS = [f"2026-12-0{d}T10:00:00Z" for d in (1, 2, 3, 4)]
@@ -64,11 +65,13 @@ def _ids(changes: list[Change]) -> list[str]:
     return [c.id for c in changes]
 
 
+@pytest.mark.parametrize("named", [2000, 3])  # 3: many keys, the rows read by their times
 @pytest.mark.parametrize("feed_id", [None, 1, 2])
 @pytest.mark.parametrize("now", [LATER, STAMPS[2]])  # at STAMPS[2]: that second held back
 def test_every_page_is_what_the_whole_history_gives(
-    archive: Path, feed_id: int | None, now: str
+    archive: Path, feed_id: int | None, now: str, named: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(tasks_changes, "NAMED_ROWS", named)
     with ArchiveReader.open_to_read(archive) as reader:
         every = _everything(reader, feed_id, now)
         kinds = {c.kind for c in every}
@@ -76,19 +79,17 @@ def test_every_page_is_what_the_whole_history_gives(
         if now == LATER:
             assert {"episode-edited", "enclosure-replaced", "podcast-edited"} <= kinds
         assert all(c.at < now for c in every)
-        for limit in (1, 2, 3, 7, 50, len(every), len(every) + 1):
+        for limit in (None, 1, 2, 3, 7, 50, len(every), len(every) + 1):
+            size = len(every) if limit is None else limit
             latest = read_changes(reader, ChangeQuery(feed_id, limit=limit, now=now))
-            assert _ids(latest) == _ids(every[-limit:]), limit
-            pages = [
-                read_changes(reader, ChangeQuery(feed_id, limit=limit, now=now, since=STAMPS[1]))
-            ]
-            assert _ids(pages[0]) == _ids([c for c in every if c.at >= STAMPS[1]][:limit])
+            assert _ids(latest) == _ids(every[-size:]), limit
+            dated = read_changes(
+                reader, ChangeQuery(feed_id, limit=limit, now=now, since=STAMPS[1])
+            )
+            assert _ids(dated) == _ids([c for c in every if c.at >= STAMPS[1]][:size])
             for i, change in enumerate(every):  # after each cursor
-                after = read_changes(
-                    reader, ChangeQuery(feed_id, after=change.order, limit=limit, now=now)
-                )
-                assert _ids(after) == _ids(every[i + 1 : i + 1 + limit]), (limit, i)
-        assert _ids(read_changes(reader, ChangeQuery(feed_id, now=now))) == _ids(every)
+                query = ChangeQuery(feed_id, after=change.order, limit=limit, now=now)
+                assert _ids(read_changes(reader, query)) == _ids(every[i + 1 : i + 1 + size])
 
 
 def test_a_reader_walking_with_its_cursor_gets_each_change_once(archive: Path) -> None:

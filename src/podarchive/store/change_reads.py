@@ -18,7 +18,9 @@ row's).
 
 from __future__ import annotations
 
+import re
 import zlib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,12 +184,17 @@ def _main_from(sql: str) -> int:
     raise ValueError(f"no FROM in {sql!r}")
 
 
+#: The columns that name a change and order it (:func:`podarchive.rules.changes.row_change_id`).
+KEY_COLUMNS = ("kind", "rowid", "at", "feed_url", "episode_key", "extra", "source", "changed")
+
+
 @dataclass(frozen=True, slots=True)
 class _Source:
-    """One query of change rows: its kind (None: the rows name theirs), the revision table
-    whose rows it reads (a revision's page), its time column, its columns and its ``FROM …
-    WHERE {W} …``."""
+    """One query of change rows: the kind its rows have (``name``; :attr:`kind` when the
+    query does not say it), the revision table whose rows it reads (a revision's page), its
+    time column, its columns and its ``FROM … WHERE {W} …``."""
 
+    name: str
     kind: str | None
     table: str | None
     at: str
@@ -195,15 +202,33 @@ class _Source:
     body: str
 
     @classmethod
-    def of(cls, kind: str | None, table: str | None, at: str, sql: str) -> _Source:
+    def of(cls, name: str, table: str | None, at: str, sql: str) -> _Source:
         split = _main_from(sql)
-        return cls(kind, table, at, sql[:split].removeprefix("SELECT "), sql[split:])
+        columns = sql[:split].removeprefix("SELECT ")
+        kind = None if "AS kind," in columns else name
+        return cls(name, kind, table, at, columns, sql[split:])
+
+    def query(self, where: str) -> str:
+        """Every column of the rows within ``where`` (the kind too)."""
+        kind = f"'{self.kind}' AS kind, " if self.kind else ""
+        return f"SELECT {kind}{self.columns}{self.body.replace('{W}', where)}"
+
+    @property
+    def keys(self) -> str:
+        """The :data:`KEY_COLUMNS` of :meth:`query`'s rows (NULL for those it has not)."""
+        return ", ".join(
+            name if name == "kind" or re.search(rf"(?:\bAS |\.){name}(?:,|$)", self.columns)
+            else f"NULL AS {name}"
+            for name in KEY_COLUMNS
+        )  # fmt: skip
 
 
 SOURCES = (
     *(_Source.of(kind, None, at, sql) for kind, (_, at, sql) in _SIMPLE.items()),
-    _Source.of(None, "episode_revisions", "episode_revisions.seen_until", _EPISODE_REVISIONS),
-    _Source.of(None, "feed_revisions", "feed_revisions.seen_until", _FEED_REVISIONS),
+    _Source.of(
+        "episode-revision", "episode_revisions", "episode_revisions.seen_until", _EPISODE_REVISIONS
+    ),
+    _Source.of("podcast-edited", "feed_revisions", "feed_revisions.seen_until", _FEED_REVISIONS),
 )
 #: A bound on a change's time: (operator, time), e.g. (">=", since), ("<", now).
 Bound = tuple[str, str]
@@ -248,15 +273,36 @@ class ChangeReadsMixin(Connection):
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
 
-    def change_rows(self, feed_id: int | None = None, bounds: tuple[Bound, ...] = ()) -> list[Row]:
+    def change_rows(
+        self,
+        feed_id: int | None = None,
+        bounds: tuple[Bound, ...] = (),
+        only: Mapping[str, Collection[int]] | None = None,
+    ) -> list[Row]:
         """The archive's changes (of one feed) whose time is within ``bounds``, e.g.
-        ``((">=", since), ("<", now))``: each source read by its time column's index."""
+        ``((">=", since), ("<", now))``, each source read by its time column's index; with
+        ``only``, just the rows it names (row kind → row ids, as :meth:`change_keys` gave)."""
         found: list[Row] = []
         for source in SOURCES:
             where, args = _where(source, feed_id, bounds)
-            sql = f"SELECT {source.columns}{source.body.replace('{W}', where)}"
-            kind = {"kind": source.kind} if source.kind else {}
-            found.extend({**r, **kind} for r in self._dicts(sql, args))
+            sql = source.query(where)
+            if only is not None:
+                wanted = list(only.get(source.name, ()))
+                if not wanted:
+                    continue
+                sql = f"SELECT * FROM ({sql}) WHERE rowid IN ({', '.join('?' * len(wanted))})"
+                args.extend(wanted)
+            found.extend(self._dicts(sql, args))
+        return found
+
+    def change_keys(self, feed_id: int | None, bounds: tuple[Bound, ...]) -> list[Row]:
+        """What names and orders each change within ``bounds`` (:data:`KEY_COLUMNS`), its
+        content not read: the changes of one busy second, thousands, are ordered from these
+        before any is read whole (:class:`podarchive.rules.changes.ChangeKey`)."""
+        found: list[Row] = []
+        for source in SOURCES:
+            where, args = _where(source, feed_id, bounds)
+            found.extend(self._dicts(f"SELECT {source.keys} FROM ({source.query(where)})", args))
         return found
 
     def change_row(self, table: str, rowid: int) -> list[Row]:
@@ -266,8 +312,7 @@ class ChangeReadsMixin(Connection):
         for source in SOURCES:
             if source.table == table:
                 where, args = _where(source, None, ())
-                where += f" AND {table}.id = ?"
-                sql = f"SELECT {source.columns}{source.body.replace('{W}', where)}"
+                sql = f"{source.query(where)} AND {table}.id = ?"
                 found.extend(self._dicts(sql, [*args, rowid]))
         return found
 
