@@ -36,8 +36,12 @@ import sys
 import time
 from pathlib import Path
 
-from podarchive.store import Archive
-from podarchive.web.serve import make_datasette, metadata_for
+# this folder holds a feedgen.py of its own (synthetic feeds): the library must win here (the
+# change feeds are written with it)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+
+from podarchive.store import Archive  # noqa: E402
+from podarchive.web.serve import make_datasette, metadata_for  # noqa: E402
 
 TARGET_MS = 300.0
 WORDS = [f"w{i}" for i in range(2000)] + ["tensor", "kernel", "history", "quaternions"]
@@ -131,12 +135,14 @@ def add_history(db: Path, episodes: int) -> None:
             "insert into episode_revisions (episode_id, source, seen_from, seen_until, changed,"
             " guid, title, published, duration, enclosure_url, enclosure_type,"
             " enclosure_length, notes_html, notes_text) select id, 'feed', first_seen_at,"
-            f" {edited}, case when id % 30 = 3 then 'title,notes' else 'title' end, guid,"
+            f" {edited}, case when id / 100 % 30 = 3 then 'title,notes' else 'title' end, guid,"
             " 'Draft: ' || title, published, duration, enclosure_url, enclosure_type,"
-            " enclosure_length, notes_html, case when id % 30 = 3 then substr(notes_text, 1,"
-            " 600) || ' (cut)' else notes_text end from episodes where id % 10 = 3"
+            " enclosure_length, notes_html, case when id / 100 % 30 = 3 then substr(notes_text, 1,"
+            " 600) || ' (cut)' else notes_text end from episodes where id / 100 % 10 = 3"
         )  # noqa: S608
-        conn.execute(f"update episodes set removed_from_feed_at = {removed} where id % 100 = 7")  # noqa: S608
+        conn.execute(
+            f"update episodes set removed_from_feed_at = {removed} where id / 100 % 100 = 7"
+        )  # noqa: S608
         conn.execute("analyze")
     conn.close()
 
