@@ -229,16 +229,35 @@ def _words(line: str) -> list[str]:
     return re.findall(r"\s+|\w+|[^\w\s]", line)
 
 
+def _common(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many tokens ``a`` and ``b`` share at their start, and then at their end."""
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _line_pair(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segment, ...]]:
-    """Two lines as segments, the words that differ marked."""
+    """Two lines as segments, the words that differ marked. What the two share at their start
+    and end is set aside before the words are matched: an edit of a long paragraph (its
+    hundreds of words, each matched against each) costs the edit, not the paragraph."""
     a, b = _words(old), _words(new)
-    left: list[Segment] = []
-    right: list[Segment] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    head, tail = _common(a, b)
+    left: list[Segment] = [Segment("".join(a[:head]), False)] if head else []
+    right: list[Segment] = list(left)
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if i2 > i1:
-            left.append(Segment("".join(a[i1:i2]), tag != "equal"))
+            left.append(Segment("".join(middle_a[i1:i2]), tag != "equal"))
         if j2 > j1:
-            right.append(Segment("".join(b[j1:j2]), tag != "equal"))
+            right.append(Segment("".join(middle_b[j1:j2]), tag != "equal"))
+    if tail:
+        left.append(Segment("".join(a[len(a) - tail :]), False))
+        right.append(Segment("".join(b[len(b) - tail :]), False))
     return tuple(left), tuple(right)
 
 

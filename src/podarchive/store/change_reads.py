@@ -240,6 +240,7 @@ def _where(
 ) -> tuple[str, list[Any]]:
     """The WHERE conditions of one source's query: its time known and within ``bounds``, of
     one feed when ``feed_id`` is given."""
+    at = _time(source, feed_id)
     where: list[str] = [f"{source.at} IS NOT NULL"]
     args: list[Any] = []
     if feed_id is not None:
@@ -248,9 +249,16 @@ def _where(
     for operator, value in bounds:
         if operator not in _OPERATORS:
             raise ValueError(f"not a comparison: {operator!r}")
-        where.append(f"{source.at} {operator} ?")
+        where.append(f"{at} {operator} ?")
         args.append(value)
     return " AND ".join(where), args
+
+
+def _time(source: _Source, feed_id: int | None) -> str:
+    """The time column as the bounds and the order name it: for one feed, ``+column`` (no index
+    of the time column: the feed's own rows are read by the feed's indexes, a podcast's few
+    hundred or thousand, rather than every podcast's latest until the feed's come up)."""
+    return source.at if feed_id is None else f"+{source.at}"
 
 
 def times_sql(
@@ -261,7 +269,7 @@ def times_sql(
     where, args = _where(source, feed_id, bounds)
     order = "DESC" if newest_first else "ASC"
     body = source.body.replace("{W}", where)
-    return f"SELECT {source.at}{body} ORDER BY {source.at} {order} LIMIT ?", args
+    return f"SELECT {source.at}{body} ORDER BY {_time(source, feed_id)} {order} LIMIT ?", args
 
 
 class ChangeReadsMixin(Connection):
