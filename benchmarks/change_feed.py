@@ -98,6 +98,14 @@ def main() -> None:
                 lambda: len(read_changes(archive, ChangeQuery(after=last, now=NOW))),
             )
             timed(
+                "one podcast's latest 100",
+                lambda: len(read_changes(archive, ChangeQuery(feed_id=1, limit=100, now=NOW))),
+            )
+            timed(
+                "one revision's page (its row)",
+                lambda: len(archive.change_row("episode_revisions", 1)),
+            )
+            timed(
                 "one podcast republished as RSS", lambda: len(podcast_rss(podcast_feed(archive, 1)))
             )
         print(f"changes: {len(everything)}; whole feed / reference: {whole / reference:.1f}x")

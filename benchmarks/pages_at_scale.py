@@ -13,6 +13,14 @@ each is asked once to warm up, then 5 times. The figures printed: the median and
 and whether the median is within the target. ``--compare-without-indexes`` also measures the
 same pages on a copy without the reading indexes (migration v16, #28), as the reference.
 
+``--changes`` also gives the archive a history (:func:`add_history`: each podcast's backlog
+first seen in one second, the rest of its episodes one at a time later, a tenth of the
+episodes edited once, one in a hundred removed from its feed) and measures the change feed's
+pages (#28): the whole archive's latest 100 (Atom and JSON), one podcast's latest 100, the
+page after a cursor with nothing new, a revision's page. The reference, measured once in the
+same run: the whole history read and made changes, as every request did before the time
+bounds (migration v17).
+
     PYTHONPATH=src python benchmarks/pages_at_scale.py --episodes 300000
 """
 
@@ -28,8 +36,12 @@ import sys
 import time
 from pathlib import Path
 
-from podarchive.store import Archive
-from podarchive.web.serve import make_datasette, metadata_for
+# this folder holds a feedgen.py of its own (synthetic feeds): the library must win here (the
+# change feeds are written with it)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+
+from podarchive.store import Archive  # noqa: E402
+from podarchive.web.serve import make_datasette, metadata_for  # noqa: E402
 
 TARGET_MS = 300.0
 WORDS = [f"w{i}" for i in range(2000)] + ["tensor", "kernel", "history", "quaternions"]
@@ -100,6 +112,69 @@ def build(db: Path, podcasts: int, episodes: int) -> None:
     conn.close()
 
 
+HISTORY_START = 1_767_225_600  # 2026-01-01: the edits and removals, spread over 330 days
+_STAMP = "strftime('%Y-%m-%dT%H:%M:%SZ', {}, 'unixepoch')"
+
+
+def add_history(db: Path, episodes: int) -> None:
+    """The change feed's history (``--changes``), once: the episodes' first-seen times (a
+    podcast's first 90% in one second, the day it was added; the rest one at a time, later), a
+    revision of one episode in ten (its title, and for one in thirty its notes, as they were),
+    and one in a hundred removed from its feed."""
+    conn = sqlite3.connect(db)
+    if conn.execute("select count(*) from episode_revisions").fetchone()[0]:
+        conn.close()
+        return
+    backlog = episodes * 9 // 10
+    added = _STAMP.format(f"1577836800 + feed_id * 86400 + (id > {backlog}) * id * 600")
+    edited = _STAMP.format(f"{HISTORY_START} + (id * 7919) % (330 * 86400)")
+    removed = _STAMP.format(f"{HISTORY_START} + (id * 104729) % (330 * 86400)")
+    with conn:
+        conn.execute(f"update episodes set first_seen_at = {added}")  # noqa: S608
+        conn.execute(
+            "insert into episode_revisions (episode_id, source, seen_from, seen_until, changed,"
+            " guid, title, published, duration, enclosure_url, enclosure_type,"
+            " enclosure_length, notes_html, notes_text) select id, 'feed', first_seen_at,"
+            f" {edited}, case when id / 100 % 30 = 3 then 'title,notes' else 'title' end, guid,"
+            " 'Draft: ' || title, published, duration, enclosure_url, enclosure_type,"
+            " enclosure_length, notes_html, case when id / 100 % 30 = 3 then substr(notes_text, 1,"
+            " 600) || ' (cut)' else notes_text end from episodes where id / 100 % 10 = 3"
+        )  # noqa: S608
+        conn.execute(
+            f"update episodes set removed_from_feed_at = {removed} where id / 100 % 100 = 7"
+        )  # noqa: S608
+        conn.execute("analyze")
+    conn.close()
+
+
+def change_pages(db: Path) -> dict[str, str]:
+    """The change feed's pages (``--changes``): the cursor is the last change's (nothing new)."""
+    from podarchive.store import ArchiveReader
+    from podarchive.tasks.changes import ChangeQuery, read_changes
+
+    with ArchiveReader.open_to_read(db) as archive:
+        (last,) = read_changes(archive, ChangeQuery(limit=1, now="9999"))
+        revision = archive.db.execute("select max(id) from episode_revisions").fetchone()[0]
+    return {
+        "changes: latest 100 (Atom)": "/archive/-/changes.atom",
+        "changes: latest 100 (JSON)": "/archive/-/changes.json",
+        "changes: a podcast's latest 100": "/archive/-/podcasts/1/changes.atom",
+        "changes: after a cursor, none new": f"/archive/-/changes.atom?after={last.cursor}",
+        "changes: a revision's page": f"/archive/-/changes/episode_revisions/{revision}",
+    }
+
+
+def whole_history(db: Path) -> tuple[int, float]:
+    """The reference: every change read and made (what each request did before #28's bounds)."""
+    from podarchive.rules.changes import select, to_changes
+    from podarchive.store import ArchiveReader
+
+    start = time.perf_counter()
+    with ArchiveReader.open_to_read(db) as archive:
+        count = len(select(to_changes(archive.change_rows()), now="9999", limit=100))
+    return count, (time.perf_counter() - start) * 1000
+
+
 def pages(db: Path) -> dict[str, str]:
     conn = sqlite3.connect(db)
     feed, episode = 1, conn.execute("select max(id) from episodes").fetchone()[0]
@@ -124,11 +199,13 @@ def pages(db: Path) -> dict[str, str]:
     return found
 
 
-async def measure(db: Path, runs: int) -> dict[str, list[float]]:
+async def measure(
+    db: Path, runs: int, extra: dict[str, str] | None = None
+) -> dict[str, list[float]]:
     datasette = make_datasette(db)
     await datasette.invoke_startup()
     times: dict[str, list[float]] = {}
-    for name, path in pages(db).items():
+    for name, path in {**pages(db), **(extra or {})}.items():
         response = await datasette.client.get(path)
         if response.status_code != 200:  # a time limit: as slow as the limit, or slower
             print(f"  {path}: {response.status_code}", file=sys.stderr)
@@ -170,6 +247,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--db", type=Path, default=None)
     parser.add_argument("--compare-without-indexes", action="store_true")
+    parser.add_argument("--changes", action="store_true", help="the change feed's pages too")
     args = parser.parse_args()
     db = args.db or Path(f"/tmp/pages_at_scale_{args.episodes}/archive.db")
     if not db.exists():
@@ -180,7 +258,14 @@ def main() -> None:
         print(f"  built in {time.perf_counter() - start:.0f} s")
     with Archive(db):
         pass  # migrations of an archive built by an earlier version
-    ok = report(f"{args.episodes:,} episodes", asyncio.run(measure(db, args.runs)))
+    extra: dict[str, str] = {}
+    if args.changes:
+        add_history(db, args.episodes)
+        extra = change_pages(db)
+    ok = report(f"{args.episodes:,} episodes", asyncio.run(measure(db, args.runs, extra)))
+    if args.changes:
+        count, ms = whole_history(db)
+        print(f"\nreference: the whole history read and made changes ({count} kept): {ms:.0f} ms")
     if args.compare_without_indexes:
         bare = db.parent / "bare" / "archive.db"
         bare.parent.mkdir(exist_ok=True)

@@ -24,6 +24,7 @@ from podarchive.rules.changes import (
     TAG,
     Change,
     Cursor,
+    Segment,
     parse_cursor,
     parse_since,
     select,
@@ -324,3 +325,19 @@ def test_moves_gone_feeds_and_new_media_bytes_are_changes_too(tmp_path: Path) ->
     moved = str(entries[2]["content"][0]["value"])  # type: ignore[index]
     assert "https://new.example/feed" in moved
     assert "version 2" in str(entries[3]["content"][0]["value"])  # type: ignore[index]
+
+
+def test_an_edit_in_a_long_paragraph_marks_only_the_edit() -> None:
+    words = [f"w{i % 37}" for i in range(400)]  # words that repeat, as prose does
+    old = " ".join(words)
+    new = " ".join([*words[:200], "inserted", *words[200:300], *words[301:]])
+    (row,) = side_by_side(old, new)
+    assert row.tag == "replace"
+    assert "".join(s.text for s in row.old) == old
+    assert "".join(s.text for s in row.new) == new
+    assert [s.text.strip() for s in row.new if s.changed] == ["inserted"]
+    assert [s.text.strip() for s in row.old if s.changed] == [words[300]]
+    assert side_by_side("Alpha", "Alpha (corrected)")[0].new == (
+        Segment("Alpha", False),
+        Segment(" (corrected)", True),
+    )

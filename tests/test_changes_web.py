@@ -96,6 +96,25 @@ def test_a_revision_page_shows_old_and_new_side_by_side(edited: Path) -> None:
     assert "A show about loops<ins>, and more</ins>." in podcast
 
 
+def _episode_id(db: Path, title: str) -> int:
+    return int(query(db, f"SELECT id FROM episodes WHERE title = '{title}'")[0][0])  # noqa: S608
+
+
+def test_an_episode_page_links_its_history_to_the_revision_pages(edited: Path) -> None:
+    episode = _episode_id(edited, "Alpha (corrected)")
+    page = get(edited, f"/archive/episodes/{episode}").text
+    history = page.split('<section id="history">')[1].split("</section>")[0]
+    revision = _revision(edited, "Alpha (corrected)")
+    link = f"/archive/-/changes/episode_revisions/{revision}"
+    assert re.findall(r'href="([^"]+)"', history) == [link]
+    assert f">{T2}</a>: title, notes changed in the feed</li>" in history
+    shown = get(edited, link).text  # the link leads to the side-by-side page
+    assert "Alpha<ins> (corrected)</ins>" in shown
+    unedited = get(edited, f"/archive/episodes/{_episode_id(edited, 'Delta')}").text
+    assert 'id="history"' not in unedited
+    assert "<h1>Delta</h1>" in unedited
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An episode whose title and notes carry payloads, edited into other payloads."""
@@ -165,3 +184,28 @@ def test_headless_chromium_sees_a_revision_page(
             tmp_path, "--virtual-time-budget=3000", "--dump-dom", atom_url
         ).stdout.decode()
         assert RAN not in dom
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (.ci/run installs it)")
+def test_headless_chromium_sees_an_episode_history(edited: Path, tmp_path: Path) -> None:
+    """The episode's page in a real browser: its History list (a screenshot under the test's
+    ``tmp_path``), and the revision page its link leads to."""
+    episode = _episode_id(edited, "Alpha (corrected)")
+    with _serving(edited) as base:
+        url = f"{base}/archive/episodes/{episode}#history"
+        shot = tmp_path / "episode-history.png"
+        done = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,1400", url)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+        dom = _chromium(tmp_path, "--virtual-time-budget=3000", "--dump-dom", url).stdout.decode()
+        history = dom.split('<section id="history">')[1].split("</section>")[0]
+        (link,) = re.findall(r'href="([^"]+)"', history)
+        assert (
+            link == f"/archive/-/changes/episode_revisions/{_revision(edited, 'Alpha (corrected)')}"
+        )
+        dom = _chromium(
+            tmp_path, "--virtual-time-budget=3000", "--dump-dom", base + link
+        ).stdout.decode()
+        assert "Alpha<ins> (corrected)</ins>" in dom

@@ -28,7 +28,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from podarchive.core.errors import ConfigError
 
@@ -178,14 +178,27 @@ def change_id(kind: str, *parts: object) -> str:
     return f"{TAG}{kind}/{hashlib.sha256(named.encode('utf-8')).hexdigest()[:16]}"
 
 
+class Ordered(Protocol):
+    """What has a place in the order of changes: a :class:`Change`, a :class:`ChangeKey`."""
+
+    @property
+    def at(self) -> str: ...
+
+    @property
+    def order(self) -> Cursor: ...
+
+
+OrderedT = TypeVar("OrderedT", bound=Ordered)
+
+
 def select(
-    changes: Iterable[Change],
+    changes: Iterable[OrderedT],
     *,
     now: str,
     after: Cursor | None = None,
     since: str | None = None,
     limit: int | None = None,
-) -> list[Change]:
+) -> list[OrderedT]:
     """The changes a reader gets, oldest first: those after ``after`` (or from ``since``), none
     stamped at ``now`` or later (the current second may still get more), at most ``limit``:
     the first ones after a cursor or a date, else the latest ones."""
@@ -216,16 +229,35 @@ def _words(line: str) -> list[str]:
     return re.findall(r"\s+|\w+|[^\w\s]", line)
 
 
+def _common(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many tokens ``a`` and ``b`` share at their start, and then at their end."""
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _line_pair(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segment, ...]]:
-    """Two lines as segments, the words that differ marked."""
+    """Two lines as segments, the words that differ marked. What the two share at their start
+    and end is set aside before the words are matched: an edit of a long paragraph (its
+    hundreds of words, each matched against each) costs the edit, not the paragraph."""
     a, b = _words(old), _words(new)
-    left: list[Segment] = []
-    right: list[Segment] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    head, tail = _common(a, b)
+    left: list[Segment] = [Segment("".join(a[:head]), False)] if head else []
+    right: list[Segment] = list(left)
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if i2 > i1:
-            left.append(Segment("".join(a[i1:i2]), tag != "equal"))
+            left.append(Segment("".join(middle_a[i1:i2]), tag != "equal"))
         if j2 > j1:
-            right.append(Segment("".join(b[j1:j2]), tag != "equal"))
+            right.append(Segment("".join(middle_b[j1:j2]), tag != "equal"))
+    if tail:
+        left.append(Segment("".join(a[len(a) - tail :]), False))
+        right.append(Segment("".join(b[len(b) - tail :]), False))
     return tuple(left), tuple(right)
 
 
@@ -300,6 +332,48 @@ def _quoted(title: object) -> str:
     return f"“{title}”" if title not in (None, "") else "an untitled episode"
 
 
+def _revision_kind(row: Mapping[str, Any]) -> str:
+    """An episode revision's kind: its page's notes edited, its enclosure replaced, or edited."""
+    if (row.get("source") or "feed") == "page":
+        return "page-notes-edited"
+    changed = str(row.get("changed") or "").split(",")
+    return "enclosure-replaced" if "enclosure" in changed else "episode-edited"
+
+
+def row_change_id(row: Mapping[str, Any]) -> str:
+    """The id of the change a row records (what :func:`to_changes` gives it), from the row's
+    naming columns alone: ``kind``, ``at``, ``feed_url``, ``episode_key``, ``source``,
+    ``changed``, ``extra``."""
+    kind, at = str(row["kind"]), str(row["at"])
+    if kind == "episode-revision":
+        source = row.get("source") or "feed"
+        return change_id(_revision_kind(row), row["feed_url"], row.get("episode_key"), source, at)
+    if kind == "podcast-edited":
+        return change_id(kind, row["feed_url"], at)
+    if kind in KINDS:
+        return change_id(kind, row["feed_url"], row.get("episode_key"), row.get("extra"), at)
+    raise ValueError(f"unknown change kind {kind!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeKey:
+    """A change's place in the order, read without its content: the row that records it
+    (``name``: its row kind, ``rowid``), its time and its id."""
+
+    name: str
+    rowid: int
+    at: str
+    id: str
+
+    @property
+    def order(self) -> Cursor:
+        return Cursor.of(self.at, self.id)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> ChangeKey:
+        return cls(str(row["kind"]), int(row["rowid"]), str(row["at"]), row_change_id(row))
+
+
 def _episode_change(row: Mapping[str, Any]) -> Change:
     """An episode revision: edited, or its enclosure replaced, or its page's notes edited."""
     base = _base(row)
@@ -307,19 +381,13 @@ def _episode_change(row: Mapping[str, Any]) -> Change:
     fields = PAGE_FIELDS if source == "page" else EPISODE_FIELDS
     diffs = field_diffs(_side(row, "old_", fields), _side(row, "new_", fields), fields)
     changed = [c for c in str(row.get("changed") or "").split(",") if c]
-    if source == "page":
-        kind = "page-notes-edited"
-    elif "enclosure" in changed:
-        kind = "enclosure-replaced"
-    else:
-        kind = "episode-edited"
+    kind = _revision_kind(row)
     labels = ", ".join(d.label for d in diffs) or ", ".join(changed) or "nothing readable"
     title = f"{base['podcast']}: {_quoted(base['episode'])}: "
     title += f"{KINDS[kind]} ({labels})"
     summary = "\n".join(line for d in diffs for line in unified(d))
     return Change(
-        id=change_id(kind, row["feed_url"], row.get("episode_key"), source, base["at"]),
-        kind=kind, title=title, summary=summary, diffs=diffs,
+        id=row_change_id(row), kind=kind, title=title, summary=summary, diffs=diffs,
         page=("episode_revisions", int(row["rowid"])), **base,
     )  # fmt: skip
 
@@ -331,7 +399,7 @@ def _feed_change(row: Mapping[str, Any]) -> Change:
     )
     labels = ", ".join(d.label for d in diffs) or str(row.get("changed") or "")
     return Change(
-        id=change_id("podcast-edited", row["feed_url"], base["at"]),
+        id=row_change_id(row),
         kind="podcast-edited",
         title=f"{base['podcast']}: {KINDS['podcast-edited']} ({labels})",
         summary="\n".join(line for d in diffs for line in unified(d)),
@@ -350,8 +418,7 @@ def _simple(row: Mapping[str, Any], kind: str) -> Change:
     summary = f"{title}." + (f" {detail}" if detail else "")
     page = (str(row["table"]), int(row["rowid"])) if row.get("table") else None
     return Change(
-        id=change_id(kind, row["feed_url"], row.get("episode_key"), row.get("extra"), base["at"]),
-        kind=kind, title=title, summary=summary, page=page, **base,
+        id=row_change_id(row), kind=kind, title=title, summary=summary, page=page, **base,
     )  # fmt: skip
 
 

@@ -1,5 +1,11 @@
 """The archive's history read as change rows (#28), and an archived podcast read whole for
-republishing: read-only queries over the tables that already keep it, no schema change.
+republishing: read-only queries over the tables that already keep it.
+
+Each kind of change is read from its table by its time column (:data:`SOURCES`), so a page of
+the feed reads only the rows it can show: :meth:`ChangeReadsMixin.change_bound` finds the
+time of the last change a page holds (each table's first times by its index, ``ORDER BY …
+LIMIT``; migration v17 adds the indexes, :mod:`.migrations_changes`), then
+:meth:`ChangeReadsMixin.change_rows` reads the changes between that time and the reader's.
 
 Each change row is a plain dict with ``kind`` (a kind of :mod:`podarchive.rules.changes`, or
 ``episode-revision``), ``at``, the feed (``feed_id``, ``feed_url``, ``podcast``), the
@@ -12,7 +18,10 @@ row's).
 
 from __future__ import annotations
 
+import re
 import zlib
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from podarchive.core.types import Row
@@ -33,26 +42,8 @@ _REVISED = (
 _FEED_REVISED = ("title", "author", "image", "description")
 
 
-def _scope(
-    at: str, feed_id: int | None, since: str | None, row: tuple[str, int] | None, table: str | None
-) -> tuple[str, list[Any]]:
-    """The WHERE conditions every change query shares."""
-    where: list[str] = [f"{at} IS NOT NULL"]
-    args: list[Any] = []
-    if feed_id is not None:
-        where.append("f.id = ?")
-        args.append(feed_id)
-    if since is not None:
-        where.append(f"{at} >= ?")
-        args.append(since)
-    if row is not None:  # one revision's row: the other queries find nothing
-        where.append(f"{table}.id = ?" if row[0] == table else "0")
-        args.extend([row[1]] if row[0] == table else [])
-    return " AND ".join(where), args
-
-
-#: (table the change lives in, its time column, the query's FROM and columns). ``{W}``: the
-#: WHERE conditions of :func:`_scope`.
+#: (table the change lives in, its time column, the query). ``{W}``: the WHERE conditions of
+#: :func:`_where`.
 _SIMPLE: dict[str, tuple[str, str, str]] = {
     "podcast-added": (
         "feeds",
@@ -180,6 +171,107 @@ _FEED_REVISIONS = (
 )
 
 
+def _main_from(sql: str) -> int:
+    """Where the main ``FROM`` of ``sql`` starts: the first outside parentheses and quotes."""
+    depth, quoted = 0, False
+    for i, char in enumerate(sql):
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and char in "()":
+            depth += 1 if char == "(" else -1
+        elif not quoted and depth == 0 and sql.startswith(" FROM ", i):
+            return i
+    raise ValueError(f"no FROM in {sql!r}")
+
+
+#: The columns that name a change and order it (:func:`podarchive.rules.changes.row_change_id`).
+KEY_COLUMNS = ("kind", "rowid", "at", "feed_url", "episode_key", "extra", "source", "changed")
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """One query of change rows: the kind its rows have (``name``; :attr:`kind` when the
+    query does not say it), the revision table whose rows it reads (a revision's page), its
+    time column, its columns and its ``FROM … WHERE {W} …``."""
+
+    name: str
+    kind: str | None
+    table: str | None
+    at: str
+    columns: str
+    body: str
+
+    @classmethod
+    def of(cls, name: str, table: str | None, at: str, sql: str) -> _Source:
+        split = _main_from(sql)
+        columns = sql[:split].removeprefix("SELECT ")
+        kind = None if "AS kind," in columns else name
+        return cls(name, kind, table, at, columns, sql[split:])
+
+    def query(self, where: str) -> str:
+        """Every column of the rows within ``where`` (the kind too)."""
+        kind = f"'{self.kind}' AS kind, " if self.kind else ""
+        return f"SELECT {kind}{self.columns}{self.body.replace('{W}', where)}"
+
+    @property
+    def keys(self) -> str:
+        """The :data:`KEY_COLUMNS` of :meth:`query`'s rows (NULL for those it has not)."""
+        return ", ".join(
+            name if name == "kind" or re.search(rf"(?:\bAS |\.){name}(?:,|$)", self.columns)
+            else f"NULL AS {name}"
+            for name in KEY_COLUMNS
+        )  # fmt: skip
+
+
+SOURCES = (
+    *(_Source.of(kind, None, at, sql) for kind, (_, at, sql) in _SIMPLE.items()),
+    _Source.of(
+        "episode-revision", "episode_revisions", "episode_revisions.seen_until", _EPISODE_REVISIONS
+    ),
+    _Source.of("podcast-edited", "feed_revisions", "feed_revisions.seen_until", _FEED_REVISIONS),
+)
+#: A bound on a change's time: (operator, time), e.g. (">=", since), ("<", now).
+Bound = tuple[str, str]
+_OPERATORS = frozenset({"<", "<=", ">", ">="})
+
+
+def _where(
+    source: _Source, feed_id: int | None, bounds: tuple[Bound, ...]
+) -> tuple[str, list[Any]]:
+    """The WHERE conditions of one source's query: its time known and within ``bounds``, of
+    one feed when ``feed_id`` is given."""
+    at = _time(source, feed_id)
+    where: list[str] = [f"{source.at} IS NOT NULL"]
+    args: list[Any] = []
+    if feed_id is not None:
+        where.append("f.id = ?")
+        args.append(feed_id)
+    for operator, value in bounds:
+        if operator not in _OPERATORS:
+            raise ValueError(f"not a comparison: {operator!r}")
+        where.append(f"{at} {operator} ?")
+        args.append(value)
+    return " AND ".join(where), args
+
+
+def _time(source: _Source, feed_id: int | None) -> str:
+    """The time column as the bounds and the order name it: for one feed, ``+column`` (no index
+    of the time column: the feed's own rows are read by the feed's indexes, a podcast's few
+    hundred or thousand, rather than every podcast's latest until the feed's come up)."""
+    return source.at if feed_id is None else f"+{source.at}"
+
+
+def times_sql(
+    source: _Source, feed_id: int | None, bounds: tuple[Bound, ...], newest_first: bool
+) -> tuple[str, list[Any]]:
+    """The query of a source's first times within ``bounds`` (newest or oldest first), by its
+    time column's index; its last parameter, the ``LIMIT``, is the caller's."""
+    where, args = _where(source, feed_id, bounds)
+    order = "DESC" if newest_first else "ASC"
+    body = source.body.replace("{W}", where)
+    return f"SELECT {source.at}{body} ORDER BY {_time(source, feed_id)} {order} LIMIT ?", args
+
+
 class ChangeReadsMixin(Connection):
     """The archive's changes (as rows for :func:`podarchive.rules.changes.to_changes`) and a
     podcast read whole (``podarchive republish``)."""
@@ -192,21 +284,68 @@ class ChangeReadsMixin(Connection):
     def change_rows(
         self,
         feed_id: int | None = None,
-        since: str | None = None,
-        row: tuple[str, int] | None = None,
+        bounds: tuple[Bound, ...] = (),
+        only: Mapping[str, Collection[int]] | None = None,
     ) -> list[Row]:
-        """Every change of the archive (of one feed; from ``since`` on), or the one recorded
-        by ``row`` (table, row id: a revision's page)."""
+        """The archive's changes (of one feed) whose time is within ``bounds``, e.g.
+        ``((">=", since), ("<", now))``, each source read by its time column's index; with
+        ``only``, just the rows it names (row kind → row ids, as :meth:`change_keys` gave)."""
         found: list[Row] = []
-        for kind, (_, at, sql) in _SIMPLE.items():
-            where, args = _scope(at, feed_id, since, row, None)
-            found.extend({**r, "kind": kind} for r in self._dicts(sql.replace("{W}", where), args))
-        for table, sql in (
-            ("episode_revisions", _EPISODE_REVISIONS),
-            ("feed_revisions", _FEED_REVISIONS),
-        ):
-            where, args = _scope(f"{table}.seen_until", feed_id, since, row, table)
-            found.extend(self._dicts(sql.replace("{W}", where), args))
+        for source in SOURCES:
+            where, args = _where(source, feed_id, bounds)
+            sql = source.query(where)
+            if only is not None:
+                wanted = list(only.get(source.name, ()))
+                if not wanted:
+                    continue
+                sql = f"SELECT * FROM ({sql}) WHERE rowid IN ({', '.join('?' * len(wanted))})"
+                args.extend(wanted)
+            found.extend(self._dicts(sql, args))
+        return found
+
+    def change_keys(self, feed_id: int | None, bounds: tuple[Bound, ...]) -> list[Row]:
+        """What names and orders each change within ``bounds`` (:data:`KEY_COLUMNS`), its
+        content not read: the changes of one busy second, thousands, are ordered from these
+        before any is read whole (:class:`podarchive.rules.changes.ChangeKey`)."""
+        found: list[Row] = []
+        for source in SOURCES:
+            where, args = _where(source, feed_id, bounds)
+            found.extend(self._dicts(f"SELECT {source.keys} FROM ({source.query(where)})", args))
+        return found
+
+    def change_row(self, table: str, rowid: int) -> list[Row]:
+        """The change recorded by row ``rowid`` of revision table ``table`` (its page): one
+        row, or none."""
+        found: list[Row] = []
+        for source in SOURCES:
+            if source.table == table:
+                where, args = _where(source, None, ())
+                sql = f"{source.query(where)} AND {table}.id = ?"
+                found.extend(self._dicts(sql, [*args, rowid]))
+        return found
+
+    def change_bound(
+        self,
+        feed_id: int | None,
+        bounds: tuple[Bound, ...],
+        limit: int,
+        newest_first: bool,
+    ) -> str | None:
+        """The time of the ``limit``-th change (of one feed) within ``bounds``, the newest
+        first or the oldest first: the changes a page of ``limit`` can show lie between it and
+        the bounds. None when fewer than ``limit`` changes are within them (all may show).
+
+        Each source gives its first ``limit`` times by its time index (``ORDER BY … LIMIT``);
+        once ``limit`` times are known, the next sources are read only up to the ``limit``-th
+        of them, so a source with few changes is not read through."""
+        times: list[str] = []
+        found: str | None = None
+        for source in SOURCES:
+            within = bounds if found is None else (*bounds, (">=" if newest_first else "<=", found))
+            sql, args = times_sql(source, feed_id, within, newest_first)
+            times.extend(t for (t,) in self.db.execute(sql, [*args, limit]).fetchall())
+            times = sorted(times, reverse=newest_first)[:limit]
+            found = times[-1] if len(times) == limit else None
         return found
 
     def podcast_feed_id(self, name: str) -> int | None:

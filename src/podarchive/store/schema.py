@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from .migrations_changes import _change_indexes_v19
 from .migrations_early import (
     BOOKKEEPING_INDEX,
     FILE_STATE_COLUMNS,
@@ -296,5 +297,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _reading_indexes_v16,  # v16 (#28)
     _image_files_v17,  # v17 (#28: artwork)
     _push_subscriptions_v18,  # v18 (#29)
+    _change_indexes_v19,  # v19 (#28: the change feed)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

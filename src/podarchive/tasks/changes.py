@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -18,11 +18,22 @@ from typing import Literal
 from podarchive.core.clock import now_iso
 from podarchive.core.errors import ConfigError, StorageError
 from podarchive.formats.feeds import ChangeFeed, change_atom, change_json
-from podarchive.rules.changes import Change, Cursor, parse_cursor, parse_since, select, to_changes
+from podarchive.rules.changes import (
+    Change,
+    ChangeKey,
+    Cursor,
+    OrderedT,
+    parse_cursor,
+    parse_since,
+    select,
+    to_changes,
+)
 from podarchive.store import ArchiveReader
+from podarchive.store.change_reads import Bound
 
 Format = Literal["atom", "json"]
 FEED_ID = "tag:podarchive,2026:changes"
+NAMED_ROWS = 2000  # the most changes read whole by their row ids (more: by their times)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,16 +77,39 @@ def find_podcast(archive: ArchiveReader, name: str) -> int:
 
 
 def read_changes(archive: ArchiveReader, query: ChangeQuery) -> list[Change]:
-    """The changes ``query`` asks for, oldest first."""
-    floor = max(filter(None, (query.since, query.after.at if query.after else None)), default=None)
-    rows = archive.change_rows(query.feed_id, floor)  # only the rows a reader may still get
-    return select(
-        to_changes(rows),
-        now=query.now or now_iso(),
-        after=query.after,
-        since=query.since,
-        limit=query.limit,
-    )
+    """The changes ``query`` asks for, oldest first. Only the rows a page can show are read
+    whole: with a limit, the store first finds the time of the last change the page can hold
+    (:meth:`~podarchive.store.change_reads.ChangeReadsMixin.change_bound`, by the time
+    indexes), the changes between it and where the reader stands are ordered by their keys
+    alone (a second may hold thousands), and only those the page shows are read whole."""
+    now = query.now or now_iso()
+    after = query.after.at if query.after else None
+    start = max(filter(None, (query.since, after)), default=None)
+    bounds: list[Bound] = [("<", now)]  # the current second is held back
+    if start is not None:
+        bounds.append((">=", start))
+
+    def pick(items: Iterable[OrderedT]) -> list[OrderedT]:
+        return select(items, now=now, after=query.after, since=query.since, limit=query.limit)
+
+    if query.limit is None and query.after is None:  # every change from a date: all read
+        return pick(to_changes(archive.change_rows(query.feed_id, tuple(bounds))))
+    if query.limit is not None:
+        walking = start is not None  # a reader going forward gets the first ones
+        counted = list(bounds)
+        if walking and after is not None and start == after:  # the cursor's second: some behind
+            counted[-1] = (">", start)
+        found = archive.change_bound(query.feed_id, tuple(counted), query.limit, not walking)
+        if found is not None:
+            bounds.append(("<=", found) if walking else (">=", found))
+    keys = pick(map(ChangeKey.of, archive.change_keys(query.feed_id, tuple(bounds))))
+    if len(keys) > NAMED_ROWS:  # most of what is within the bounds: read it all
+        return pick(to_changes(archive.change_rows(query.feed_id, tuple(bounds))))
+    only: dict[str, list[int]] = {}
+    for key in keys:
+        only.setdefault(key.name, []).append(key.rowid)
+    rows = archive.change_rows(query.feed_id, tuple(bounds), only) if only else []
+    return pick(to_changes(rows))
 
 
 def feed_title(archive: ArchiveReader, feed_id: int | None) -> str:

@@ -126,7 +126,7 @@ async def _revision(datasette: Any, request: Any) -> Any:
         return _not_found("no such archive")
     database, table = request.url_vars["database"], request.url_vars["table"]
     row = (table, int(request.url_vars["rowid"]))
-    rows = await _reading(path, lambda archive: archive.change_rows(row=row))
+    rows = await _reading(path, lambda archive: archive.change_row(*row))
     if not rows:
         return _not_found(f"no {table} row {row[1]}")
     (change,) = to_changes(rows)
