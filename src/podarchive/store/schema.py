@@ -40,6 +40,7 @@ from .migrations_early import (
     _item_hashes_v5,
     _polite_fetching_v2,
 )
+from .migrations_links import LINK_URL_INDEX, LINK_URL_INDEX_SQL, _link_url_index_v17
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
@@ -271,6 +272,7 @@ LOOKUP_INDEXES = {
         'CREATE INDEX "idx_links_normalized_url"\n    ON "links" ("normalized_url")'
     ),
     "idx_links_domain": 'CREATE INDEX "idx_links_domain"\n    ON "links" ("domain")',
+    LINK_URL_INDEX: LINK_URL_INDEX_SQL,  # migration 17: URLs as written, when not normalized
 }  # fmt: skip
 
 
@@ -292,5 +294,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _media_ledger_v14,
     _captures_v15,
     _reading_indexes_v16,  # v16 (#28)
+    _link_url_index_v17,  # v17 (#28)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
