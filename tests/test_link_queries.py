@@ -27,18 +27,30 @@ from hypothesis import strategies as st
 
 from podarchive.store import SCHEMA_VERSION, Archive, check_archive
 from podarchive.store import base as store_base
-from podarchive.store.migrations_links import LINK_URL_INDEX, _link_url_index_v17
+from podarchive.store.migrations_links import (
+    LINK_SUMMARY_TABLES,
+    LINK_SUMMARY_TRIGGERS,
+    LINK_URL_INDEX,
+    _links_v17,
+)
 from podarchive.store.schema import LOOKUP_INDEXES, MIGRATIONS
 from podarchive.web.serve import metadata_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLD_SQL = (FIXTURES / "link_queries" / "episodes_linking_to_v16.sql").read_text()
+OLD_DOMAINS_SQL = (FIXTURES / "link_queries" / "most_linked_domains_v16.sql").read_text()
 V14 = FIXTURES / "archives" / "v14.sqlite"
 
 
-def new_sql() -> str:
-    sql: str = metadata_for()["databases"]["archive"]["queries"]["episodes_linking_to"]["sql"]
+def new_sql(name: str = "episodes_linking_to") -> str:
+    sql: str = metadata_for()["databases"]["archive"]["queries"][name]["sql"]
     return sql
+
+
+def same_domains(conn: sqlite3.Connection) -> None:
+    """``most_linked_domains`` reads the summary; the v16 SQL counts the links themselves."""
+    new = conn.execute(new_sql("most_linked_domains")).fetchall()
+    assert new == conn.execute(OLD_DOMAINS_SQL).fetchall()
 
 
 HOSTS = [
@@ -140,6 +152,55 @@ def test_the_new_sql_answers_as_the_old(archive: sqlite3.Connection, links: list
         assert archive.execute(new, params).fetchall() == (
             archive.execute(OLD_SQL, params).fetchall()
         ), target
+    same_domains(archive)
+
+
+CHANGES = st.lists(
+    st.tuples(
+        st.sampled_from(["delete", "revise", "url", "normalize", "domain", "episode", "restore"]),
+        st.integers(0, 50),
+        st.sampled_from(HOSTS),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(links=st.lists(a_link(), max_size=30), changes=CHANGES, more=st.lists(a_link(), max_size=8))
+def test_the_summary_follows_every_change_of_the_links(
+    archive: sqlite3.Connection, links: list[Any], changes: list[Any], more: list[Any]
+) -> None:
+    """Links added, deleted, kept as a revision (or made current again), their URL, normalized
+    URL, domain or episode changed, one at a time, then more added: the summary the triggers
+    keep answers what the links themselves do, after each change."""
+    _fill(archive, links)
+    same_domains(archive)
+    for change, pick, host in changes:
+        ids = [r[0] for r in archive.execute("SELECT id FROM links ORDER BY id")]
+        if not ids:
+            break
+        link_id = ids[pick % len(ids)]
+        update = {
+            "delete": "DELETE FROM links WHERE id = :id",
+            "revise": "UPDATE links SET revision_id = 1 WHERE id = :id",
+            "restore": "UPDATE links SET revision_id = NULL, position = 1000 + id WHERE id = :id",
+            "url": "UPDATE links SET url = 'https://' || :host || '/' || id WHERE id = :id",
+            "normalize": "UPDATE links SET normalized_url = NULL WHERE id = :id",
+            "domain": "UPDATE links SET domain = lower(:host) WHERE id = :id",
+            "episode": "UPDATE links SET episode_id = 1 + :pick % 6, position = 2000 + id"
+            " WHERE id = :id",
+        }[change]
+        with archive:
+            archive.execute(update, {"id": link_id, "host": host, "pick": pick})
+        same_domains(archive)
+    with archive:
+        archive.executemany(
+            "INSERT INTO links (episode_id, source, position, url, normalized_url, domain, text,"
+            " revision_id) VALUES (:episode_id, :source, 3000 + :n, :url, :normalized_url,"
+            " :domain, :text, :revision_id)",
+            [{**link, "n": n} for n, link in enumerate(more)],
+        )
+    same_domains(archive)
 
 
 def test_a_subdomain_a_written_url_and_a_normalized_url_are_found(
@@ -182,7 +243,7 @@ def test_the_query_reads_indexes_not_every_link(archive: sqlite3.Connection) -> 
 
 
 def test_the_index_is_a_lookup_index_and_comes_last() -> None:
-    assert MIGRATIONS[-1] is _link_url_index_v17
+    assert MIGRATIONS[-1] is _links_v17
     assert LINK_URL_INDEX in LOOKUP_INDEXES
 
 
@@ -190,7 +251,8 @@ def test_a_v16_archive_gets_the_index_keeping_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An archive written at schema 16 (the v14 fixture brought to 16), opened by this version:
-    migration 17 only adds the index; not a row changes, and the schema is a fresh one's."""
+    migration 17 adds the index and the summary (filled from the links, with its triggers); not
+    a row of the earlier tables changes, and the schema is a fresh one's."""
     path = tmp_path / "archive.db"
     shutil.copy(V14, path)
     with monkeypatch.context() as m:
@@ -211,19 +273,90 @@ def test_a_v16_archive_gets_the_index_keeping_every_row(
         assert schema(archive.db.conn) == schema(fresh.db.conn)
         after = every_row(archive.db.conn)
         added = set(schema(archive.db.conn)) - set(schema_before)
-    assert after == before
-    assert added == {("index", LINK_URL_INDEX)}
+    assert {k: v for k, v in after.items() if k in before} == before
+    assert after["link_domains"] == [("example.org", 2, 2, 2, 1)]  # filled from the links
+    assert added == {
+        ("index", LINK_URL_INDEX),
+        *(("index", f"sqlite_autoindex_{name}_1") for name in LINK_SUMMARY_TABLES),  # keys
+        *(("table", name) for name in LINK_SUMMARY_TABLES),
+        *(("trigger", name) for name in LINK_SUMMARY_TRIGGERS),
+    }
+    with Archive(path) as archive:
+        assert archive.db.execute("SELECT count(*) FROM link_domains").fetchone()[0] > 0
+        same_domains(archive.db.conn)
     _, problems = check_archive(path)
     assert problems == []
 
 
-def test_a_big_first_ingest_drops_and_rebuilds_it(tmp_path: Path) -> None:
+def test_a_big_first_ingest_drops_and_rebuilds_them(tmp_path: Path) -> None:
+    """The index and the summary's triggers are dropped for a deferred ingest; at its end (or
+    at the next opening, after a crash) the summary is rebuilt from the links it missed."""
     path = tmp_path / "archive.db"
     with Archive(path) as archive:
 
         def names() -> set[str]:
             return {r[0] for r in archive.db.execute("SELECT name FROM sqlite_master")}
 
+        _episodes(archive.db.conn)
         with archive.deferred_link_indexes():
-            assert LINK_URL_INDEX not in names()
-        assert LINK_URL_INDEX in names()
+            assert not names() & {LINK_URL_INDEX, *LINK_SUMMARY_TRIGGERS}
+            _links(archive.db.conn, "github.com", "gist.github.com")
+        assert {LINK_URL_INDEX, *LINK_SUMMARY_TRIGGERS} <= names()
+        same_domains(archive.db.conn)
+        assert archive.db.execute("SELECT count(*) FROM link_domains").fetchone()[0] == 2
+        with archive.db.conn:
+            for name in LINK_SUMMARY_TRIGGERS:  # as a crash inside a deferred ingest leaves it
+                archive.db.execute(f"DROP TRIGGER {name}")
+        _links(archive.db.conn, "example.org")
+    with Archive(path) as archive:
+        same_domains(archive.db.conn)
+        assert archive.db.execute("SELECT count(*) FROM link_domains").fetchone()[0] == 3
+
+
+def _episodes(conn: sqlite3.Connection) -> None:
+    with conn:
+        conn.execute("INSERT INTO feeds (id, url) VALUES (1, 'https://f.example/1')")
+        conn.executemany(
+            "INSERT INTO episodes (id, feed_id, key, first_seen_at) VALUES (?, 1, ?, '2026')",
+            [(n, f"k{n}") for n in (1, 2)],
+        )
+
+
+def _links(conn: sqlite3.Connection, *domains: str) -> None:
+    with conn:
+        conn.executemany(
+            "INSERT INTO links (episode_id, source, position, url, domain) VALUES (?, 'feed',"
+            " (SELECT count(*) FROM links), ?, ?)",
+            [(e, f"https://{d}/{e}", d) for d in domains for e in (1, 2)],
+        )
+
+
+def test_the_store_s_own_writes_keep_the_summary(tmp_path: Path) -> None:
+    """Several days of a feed saved by the store (episodes added, changed into revisions,
+    links replaced, episodes gone from the feed): the summary answers as the links do."""
+    from test_store_bulk import save_bodies
+
+    with Archive(tmp_path / "archive.db") as archive:
+        save_bodies(archive)
+        assert archive.db.execute("SELECT count(*) FROM link_domains").fetchone()[0] > 0
+        assert archive.db.execute("SELECT count(*) FROM links WHERE revision_id IS NOT NULL")
+        same_domains(archive.db.conn)
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_transplant_s_destination_keeps_its_own_summary(tmp_path: Path, bulk: bool) -> None:
+    """``transplant`` (``reshard``) copies the links, not the summary: the destination's
+    triggers count them, in a bulk copy too."""
+    from test_store_bulk import save_bodies
+
+    from podarchive.store.transplant import transplant
+
+    source, destination = tmp_path / "source.db", tmp_path / "destination.db"
+    with Archive(source) as archive:
+        save_bodies(archive)
+    Archive(destination).close()
+    transplant(source, destination, ["https://ex.example/feed"], bulk=bulk)
+    with Archive(destination) as archive, Archive(source) as original:
+        same_domains(archive.db.conn)
+        summary = "SELECT * FROM link_domains ORDER BY domain"
+        assert archive.db.execute(summary).fetchall() == original.db.execute(summary).fetchall()

@@ -43,7 +43,7 @@ def _example_field_v17(db: sqlite_utils.Database) -> None:
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _link_url_index_v17,  # v17 (#28)\n)"
+LAST_MIGRATION = "    _links_v17,  # v17 (#28)\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:

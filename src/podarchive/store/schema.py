@@ -40,7 +40,7 @@ from .migrations_early import (
     _item_hashes_v5,
     _polite_fetching_v2,
 )
-from .migrations_links import LINK_URL_INDEX, LINK_URL_INDEX_SQL, _link_url_index_v17
+from .migrations_links import LINK_URL_INDEX, LINK_URL_INDEX_SQL, _links_v17
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
@@ -294,6 +294,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _media_ledger_v14,
     _captures_v15,
     _reading_indexes_v16,  # v16 (#28)
-    _link_url_index_v17,  # v17 (#28)
+    _links_v17,  # v17 (#28)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
