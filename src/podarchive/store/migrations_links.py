@@ -1,13 +1,16 @@
-"""Migration v17 (issue #28): the index ``episodes_linking_to`` finds links as written by.
+"""Migration v17 (issue #28): what the two link queries read instead of every link.
 
 ``episodes_linking_to`` matches its target as a domain (exactly, or as a parent domain), or as
 the start of a link's normalized URL or of its URL as written. The first three have indexes
 (``idx_links_domain``, ``idx_links_normalized_url``); the URL as written had none, so every
 question read every link: 0.4 s on a 300,000-episode archive (``benchmarks/pages_at_scale.py``).
-This index holds only the links whose URL as written is not their normalized URL (an upper-case
-host, a fragment, tracking parameters): a URL that starts with the target and equals its
-normalized URL is found by the normalized URL's index. It is one of the links' lookup indexes
-(``schema.LOOKUP_INDEXES``): a big first ingest drops it and builds it once at its end.
+:data:`LINK_URL_INDEX` holds only the links whose URL as written is not their normalized URL (an
+upper-case host, a fragment, tracking parameters): a URL that starts with the target and equals
+its normalized URL is found by the normalized URL's index. It is one of the links' lookup
+indexes (``schema.LOOKUP_INDEXES``): a big first ingest drops it and builds it once at its end.
+
+``most_linked_domains`` counted four distinct things per domain over every current link (1.4 s
+there); it now reads :data:`LINK_SUMMARY_TABLES`' ``link_domains``, kept by triggers.
 """
 
 from __future__ import annotations
@@ -32,57 +35,58 @@ def _links_v17(db: sqlite_utils.Database) -> None:
     _link_summary(db)
 
 
-# The per-domain summary ``most_linked_domains`` reads (issue #28): that query counted, over
-# every current link, the distinct (episode, URL) pairs, URLs, episodes and podcasts of each
-# domain: 1.4 s at 300,000 episodes. ``link_domains`` holds those four counts per domain, kept
-# exact by triggers on ``links`` with two reference counts (``link_domain_urls``: current links
-# per domain and URL; ``link_domain_feeds``: per domain and podcast). A link's URL is its
-# normalized URL, else its URL as written; a current link has no revision and a domain. The
-# (episode, URL) pairs and episodes are checked among the episode's own current links
-# (``idx_links_current``). A big first ingest drops the triggers and rebuilds the tables once at
-# its end, like the lookup indexes (``Archive.deferred_link_indexes``).
+# The per-domain summary ``most_linked_domains`` reads: that query counted, over every current
+# link, the distinct (episode, URL) pairs, URLs, episodes and podcasts of each domain.
+# ``link_domains`` holds those four counts per domain, kept exact by triggers on ``links`` with
+# two reference counts (``link_domain_urls``: current links per domain and URL;
+# ``link_domain_feeds``: per domain and podcast). A link's URL is its normalized URL, else its
+# URL as written; a current link has no revision and a domain. The (episode, URL) pairs and
+# episodes are checked among the episode's own current links (``idx_links_current``). A big
+# first ingest drops the triggers and rebuilds the tables once at its end, like the lookup
+# indexes (``Archive.deferred_link_indexes``); ``transplant`` leaves them to the destination's
+# triggers.
 LINK_SUMMARY_TABLES = ("link_domains", "link_domain_urls", "link_domain_feeds")
 _URL = "coalesce({r}.normalized_url, {r}.url)"
 _FEED = "(SELECT feed_id FROM episodes WHERE id = {r}.episode_id)"
 _CURRENT = "{r}.revision_id IS NULL AND {r}.domain IS NOT NULL"
 
 
-def _others(r: str, same_url: bool) -> str:
-    """Whether another current link of the episode has this domain (and this URL)."""
-    url = f" AND coalesce(l.normalized_url, l.url) = {_URL.format(r=r)}" if same_url else ""
+def _same(r: str) -> str:
+    """NULL if no other current link of the episode has this domain, else whether one also
+    has this URL (1) or none does (0): one walk of the episode's current links."""
     return (
-        f"EXISTS (SELECT 1 FROM links l WHERE l.episode_id = {r}.episode_id "
-        f"AND l.revision_id IS NULL AND l.id != {r}.id AND l.domain = {r}.domain{url})"
+        f"(SELECT max(coalesce(l.normalized_url, l.url) = {_URL.format(r=r)}) FROM links l "
+        f"WHERE l.episode_id = {r}.episode_id AND l.revision_id IS NULL AND l.id != {r}.id "
+        f"AND l.domain = {r}.domain)"
     )
 
 
 def _add(r: str) -> str:
-    url, feed = _URL.format(r=r), _FEED.format(r=r)
+    url, feed = _URL.format(r=r), f"coalesce({_FEED.format(r=r)}, 0)"
     return f"""
     INSERT INTO link_domains (domain, links, urls, episodes, podcasts)
-      VALUES ({r}.domain, 0, 0, 0, 0) ON CONFLICT (domain) DO NOTHING;
-    UPDATE link_domains SET
-      links = links + NOT {_others(r, True)},
-      urls = urls + NOT EXISTS (SELECT 1 FROM link_domain_urls
-        WHERE domain = {r}.domain AND url = {url}),
-      episodes = episodes + NOT {_others(r, False)},
-      podcasts = podcasts + NOT EXISTS (SELECT 1 FROM link_domain_feeds
-        WHERE domain = {r}.domain AND feed_id = coalesce({feed}, 0))
-      WHERE domain = {r}.domain;
+      SELECT {r}.domain, NOT coalesce(same, 0), NOT EXISTS (SELECT 1 FROM link_domain_urls
+          WHERE domain = {r}.domain AND url = {url}),
+        same IS NULL, NOT EXISTS (SELECT 1 FROM link_domain_feeds
+          WHERE domain = {r}.domain AND feed_id = {feed})
+      FROM (SELECT {_same(r)} AS same) WHERE true
+      ON CONFLICT (domain) DO UPDATE SET links = links + excluded.links,
+        urls = urls + excluded.urls, episodes = episodes + excluded.episodes,
+        podcasts = podcasts + excluded.podcasts;
     INSERT INTO link_domain_urls (domain, url, n) VALUES ({r}.domain, {url}, 1)
       ON CONFLICT (domain, url) DO UPDATE SET n = n + 1;
-    INSERT INTO link_domain_feeds (domain, feed_id, n) VALUES ({r}.domain, coalesce({feed}, 0), 1)
+    INSERT INTO link_domain_feeds (domain, feed_id, n) VALUES ({r}.domain, {feed}, 1)
       ON CONFLICT (domain, feed_id) DO UPDATE SET n = n + 1;"""
 
 
 def _remove(r: str) -> str:
     url, feed = _URL.format(r=r), f"coalesce({_FEED.format(r=r)}, 0)"
     return f"""
-    UPDATE link_domains SET
-      links = links - NOT {_others(r, True)},
+    UPDATE link_domains SET (links, episodes) = (
+        SELECT links - NOT coalesce(same, 0), episodes - (same IS NULL)
+        FROM (SELECT {_same(r)} AS same)),
       urls = urls - coalesce((SELECT n = 1 FROM link_domain_urls
         WHERE domain = {r}.domain AND url = {url}), 0),
-      episodes = episodes - NOT {_others(r, False)},
       podcasts = podcasts - coalesce((SELECT n = 1 FROM link_domain_feeds
         WHERE domain = {r}.domain AND feed_id = {feed}), 0)
       WHERE domain = {r}.domain;
