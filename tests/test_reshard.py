@@ -34,6 +34,7 @@ from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.shards import find_shards, shard_layouts, shard_of, shard_path
 from podarchive.runtime.lock import archive_lock
 from podarchive.store import SCHEMA_VERSION, Archive, Transplanted, check_archive, transplant
+from podarchive.store.migrations_links import LINK_SUMMARY_TABLES
 from podarchive.update.run import update_feeds
 
 SETTINGS = Settings(
@@ -164,7 +165,7 @@ def dump(db: Path) -> dict[tuple[str, str], Counter[Any]]:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
-        skip = _fts_and_shadows(conn)
+        skip = _fts_and_shadows(conn) | set(LINK_SUMMARY_TABLES)  # per archive, as FTS
         names = [
             str(r[0])
             for r in conn.execute(

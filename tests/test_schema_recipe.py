@@ -37,13 +37,13 @@ LIVE_LIST = (
 )
 MIGRATION = '''
 
-def _example_field_v20(db: sqlite_utils.Database) -> None:
+def _example_field_v21(db: sqlite_utils.Database) -> None:
     """The recipe: one new episode field from the feed."""
     db.table("episodes").add_column("example_field", str)
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _change_indexes_v19,  # v19 (#28: the change feed)\n)"
+LAST_MIGRATION = "    _links_v20,  # v20 (#28: link queries)\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:
@@ -61,7 +61,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleT
     text = (copy / "schema.py").read_text(encoding="utf-8")
     text = edit_once(text, *LIVE_LIST)
     text = edit_once(text, "\n\nMigration = Callable", MIGRATION)
-    text = edit_once(text, LAST_MIGRATION, f"{LAST_MIGRATION[:-2]}\n    _example_field_v20,\n)")
+    text = edit_once(text, LAST_MIGRATION, f"{LAST_MIGRATION[:-2]}\n    _example_field_v21,\n)")
     (copy / "schema.py").write_text(text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(copy.parent))
     try:

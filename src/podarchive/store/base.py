@@ -34,7 +34,10 @@ from .archive_path import (
     too_new,
 )
 from .check import CHECK_LIMIT, check_rows, fts_tables
+from .migrations_links import LINK_SUMMARY_TRIGGERS, REBUILD_LINK_SUMMARY, _links_v20
 from .schema import LOOKUP_INDEXES, MIGRATIONS, SCHEMA_VERSION
+
+LINK_SUMMARY_SCHEMA = MIGRATIONS.index(_links_v20) + 1  # the first version with the summary
 
 CHECKPOINT_WAIT_MS = 200  # what a checkpoint waits for readers, at most
 WAL_SIZE_LIMIT = 4 << 20  # PRAGMA journal_size_limit: a WAL readers kept is cut back to this
@@ -164,20 +167,27 @@ class Connection:
         with self.transaction():
             for name in LOOKUP_INDEXES:
                 self.db.execute(f"DROP INDEX IF EXISTS {name}")
+            for name in LINK_SUMMARY_TRIGGERS:  # the summary: rebuilt once at the end
+                self.db.execute(f"DROP TRIGGER IF EXISTS {name}")
         try:
             yield
         finally:
             self.restore_link_indexes()
 
     def restore_link_indexes(self) -> None:
-        """Build the links' lookup indexes that are missing (none is: nothing written)."""
+        """Build the links' lookup indexes that are missing (none is: nothing written), and
+        the per-domain summary with its triggers if they are (schema 17)."""
         present = {
             name
             for (name,) in self.db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'links'"
+                "SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') "
+                "AND tbl_name = 'links'"
             )
         }
         missing = [sql for name, sql in LOOKUP_INDEXES.items() if name not in present]
+        if self.schema_version >= LINK_SUMMARY_SCHEMA and set(LINK_SUMMARY_TRIGGERS) - present:
+            drop = [f"DROP TRIGGER IF EXISTS {name}" for name in LINK_SUMMARY_TRIGGERS]
+            missing += [*drop, *REBUILD_LINK_SUMMARY, *LINK_SUMMARY_TRIGGERS.values()]
         if missing and self.schema_version >= 1:
             with self.transaction():
                 for sql in missing:

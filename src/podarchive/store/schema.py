@@ -42,6 +42,7 @@ from .migrations_early import (
     _polite_fetching_v2,
 )
 from .migrations_images import _image_files_v17
+from .migrations_links import LINK_URL_INDEX, LINK_URL_INDEX_SQL, _links_v20
 from .migrations_push import _push_subscriptions_v18
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
@@ -274,6 +275,7 @@ LOOKUP_INDEXES = {
         'CREATE INDEX "idx_links_normalized_url"\n    ON "links" ("normalized_url")'
     ),
     "idx_links_domain": 'CREATE INDEX "idx_links_domain"\n    ON "links" ("domain")',
+    LINK_URL_INDEX: LINK_URL_INDEX_SQL,  # migration 17: URLs as written, when not normalized
 }  # fmt: skip
 
 
@@ -298,5 +300,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _image_files_v17,  # v17 (#28: artwork)
     _push_subscriptions_v18,  # v18 (#29)
     _change_indexes_v19,  # v19 (#28: the change feed)
+    _links_v20,  # v20 (#28: link queries)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -62,6 +62,7 @@ from pathlib import Path
 from podarchive.core.errors import StorageError
 
 from .archive_path import BUSY_TIMEOUT, check_file, storage_error
+from .migrations_links import LINK_SUMMARY_TABLES
 from .schema import LOOKUP_INDEXES, SCHEMA_VERSION
 
 ROOT = "feeds"
@@ -140,7 +141,7 @@ def _tables(conn: sqlite3.Connection, schema: str = "main") -> dict[str, _Table]
             "AND name NOT LIKE 'sqlite_%' ORDER BY name"
         )
     ]
-    skip = _is_fts(conn, schema)
+    skip = _is_fts(conn, schema) | set(LINK_SUMMARY_TABLES)  # kept by the links' triggers
     tables = {}
     for name in names:
         if name in skip:
