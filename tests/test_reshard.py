@@ -340,8 +340,11 @@ def _feed_state(db: Path, url: str) -> dict[tuple[str, str], Counter[Any]]:
         if owner != url:
             continue
         if table in ("fetches", "captures"):
-            # the wall clock's, not the run's (a capture's header sets hold the Date too)
-            timing = ("ms", "started_at", "request_headers_id", "response_headers_id")
+            # the wall clock's, not the run's (a capture's Date is in its response_values)
+            timing = (
+                "ms", "started_at", "request_headers_id", "response_headers_id",
+                "response_values",
+            )  # fmt: skip
             untimed: Counter[Any] = Counter()
             for row, n in rows.items():
                 untimed[tuple(x for x in row if x[0] not in timing)] += n

@@ -71,6 +71,9 @@ CONTENT_TABLES = {"documents": "hash", "snapshots": "hash", "header_sets": "sha2
 BODY_TABLES = ("documents", "snapshots")  # the content tables that know their first fetch
 MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
 PAYLOAD_TABLES = {"media_payloads": "sha256"}  # table → its content key, which rows refer to
+#: The running daemon's own state, not the archive's record: its WebSub subscriptions (#29)
+#: are not moved; the daemon of the archive a feed lands in subscribes it again.
+LOCAL_TABLES = frozenset({"push_subscriptions"})
 #: An audit's identity across archives (its id is each archive's own).
 AUDIT_KEY = "SELECT sha256, checked_at, expected, found, outcome FROM fixity_events"
 OWNERS = ("feeds", "episodes")  # an owned table refers to one of these
@@ -141,7 +144,7 @@ def _tables(conn: sqlite3.Connection, schema: str = "main") -> dict[str, _Table]
             "AND name NOT LIKE 'sqlite_%' ORDER BY name"
         )
     ]
-    skip = _is_fts(conn, schema) | set(LINK_SUMMARY_TABLES)  # kept by the links' triggers
+    skip = _is_fts(conn, schema) | set(LINK_SUMMARY_TABLES) | LOCAL_TABLES  # not moved
     tables = {}
     for name in names:
         if name in skip:
