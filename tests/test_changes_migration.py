@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from archive_rows import every_row, schema
 
-from podarchive.store import SCHEMA_VERSION, Archive, check_archive
+from podarchive.store import Archive, check_archive
 from podarchive.store import base as store_base
 from podarchive.store.change_reads import SOURCES, times_sql
 from podarchive.store.migrations_changes import CHANGE_INDEXES, _change_indexes_v19
@@ -25,8 +25,8 @@ NOW = "2027-01-01T00:00:00Z"
 SINCE = "2026-01-01T00:00:00Z"
 
 
-def test_the_change_indexes_come_last() -> None:
-    assert MIGRATIONS[-1] is _change_indexes_v19
+def test_the_change_indexes_are_migration_19() -> None:
+    assert MIGRATIONS[18] is _change_indexes_v19
 
 
 def test_a_v18_archive_gets_the_indexes_keeping_every_row(
@@ -42,8 +42,10 @@ def test_a_v18_archive_gets_the_indexes_keeping_every_row(
     with closing(sqlite3.connect(path)) as conn:
         before = every_row(conn)
         schema_before = schema(conn)
+    monkeypatch.setattr(store_base, "MIGRATIONS", store_base.MIGRATIONS[:19])  # 19 alone
+    monkeypatch.setattr(store_base, "SCHEMA_VERSION", 19)
     with Archive(path) as archive, Archive(tmp_path / "fresh.db") as fresh:
-        assert archive.schema_version == fresh.schema_version == SCHEMA_VERSION == 19
+        assert archive.schema_version == fresh.schema_version == 19
         assert schema(archive.db.conn) == schema(fresh.db.conn)
         after = every_row(archive.db.conn)
         added = set(schema(archive.db.conn)) - set(schema_before)

@@ -54,3 +54,34 @@ def _as_dict(sub: Subscription) -> dict[str, object]:
     import dataclasses
 
     return dataclasses.asdict(sub)
+
+
+def test_serve_never_shows_a_subscription_s_secret_or_callback(tmp_path: Path) -> None:
+    """The secret a hub signs with, and the callback's token, read as NULL in every served
+    page and query (a reader's own SQL too); the rest of the row is there."""
+    import asyncio
+
+    from podarchive.web.serve import make_datasette
+
+    path = tmp_path / "archive.db"
+    sub = Subscription("https://f/", "https://h/", "https://f/", "s3cr3t" * 10, "tok-abc")
+    with Archive(path) as archive:
+        archive.save_push_subscription(sub)
+
+    async def fetch(url: str) -> str:
+        response = await make_datasette(path).client.get(url)
+        assert response.status_code == 200, response.text[:500]
+        return str(response.text)
+
+    table = asyncio.run(fetch("/archive/push_subscriptions.json?_shape=array"))
+    sql = asyncio.run(
+        fetch("/archive.json?_shape=array&sql=select+hub,+secret,+callback+from+push_subscriptions")
+    )
+    joined = asyncio.run(
+        fetch("/archive.json?_shape=array&sql=select+upper(secret)+||+callback+as+x+"
+              "from+push_subscriptions")
+    )  # fmt: skip
+    for text in (table, sql, joined):
+        assert "s3cr3t" not in text.lower()
+        assert "tok-abc" not in text.lower()
+    assert '"hub": "https://h/"' in sql

@@ -298,10 +298,26 @@ def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
     if datasette not in SERVED:
         return
     conn.create_function("escape_fts", 1, fts_phrases, deterministic=True)
+    conn.set_authorizer(_no_secrets)
     for name, path, immutable in CROSS_SHARDS.get(datasette, {}).get(database, ()):
         mode = "immutable=1" if immutable else "mode=ro"
         uri = f"file:{quote(str(path.resolve()))}?{mode}"
         conn.execute("attach database ? as ?", (uri, name))
+
+
+#: Columns no page, canned query or reader's SQL may read: the WebSub secret a hub signs
+#: notifications with and the callback's token (#29). Read, they are NULL.
+SECRET_COLUMNS = frozenset({("push_subscriptions", "secret"), ("push_subscriptions", "callback")})
+
+
+def _no_secrets(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
+    """SQLite authorizer of every served connection: a read of a :data:`SECRET_COLUMNS`
+    column gives NULL (SQLITE_IGNORE); everything else is as before."""
+    import sqlite3
+
+    if action == sqlite3.SQLITE_READ and (arg1, arg2) in SECRET_COLUMNS:
+        return sqlite3.SQLITE_IGNORE
+    return sqlite3.SQLITE_OK
 
 
 def handle_exception(
