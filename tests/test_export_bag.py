@@ -385,3 +385,26 @@ def test_the_benchmark_still_runs() -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "cp -r + sha256sum" in proc.stdout
+
+
+def test_a_bag_never_holds_a_websub_secret(
+    tmp_path: Path, archive: tuple[Path, dict[str, bytes]]
+) -> None:
+    """A daemon's subscriptions (the secrets hubs sign with) stay with it: the bag's copy has
+    none, the archive keeps its own."""
+    from podarchive.rules.push import Subscription
+
+    db, _ = archive
+    with Archive(db) as live:
+        live.save_push_subscription(
+            Subscription("https://f/", "https://h/", "https://f/", "s3cr3t" * 10, "tok")
+        )
+    bag = tmp_path / "bag"
+    assert invoke("export-bag", str(bag), "--db", str(db), "--no-media")[0] == 0
+    copy = bag / "data" / "archive.db"
+    with sqlite3.connect(copy) as conn:
+        assert conn.execute("SELECT count(*) FROM push_subscriptions").fetchone()[0] == 0
+    assert b"s3cr3t" not in copy.read_bytes()
+    with Archive(db) as live:
+        assert len(live.push_subscriptions()) == 1
+    bagit.Bag(str(bag)).validate()

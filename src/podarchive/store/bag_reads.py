@@ -120,6 +120,11 @@ def _settle(target: Path) -> ArchiveCopy:
                     )
                 ),
             )
+            # a daemon's WebSub subscriptions hold the secrets hubs sign with: its own state,
+            # never deposited (the archive that restores the bag subscribes again)
+            db.execute("PRAGMA secure_delete = ON")  # their bytes overwritten, not just freed
+            with copy.transaction():
+                db.execute("DELETE FROM push_subscriptions")
             db.execute("PRAGMA journal_mode = DELETE")  # one file: no -wal, no -shm
         except sqlite3.Error as e:
             raise storage_error(target, e, "cannot read the copy") from e
