@@ -161,6 +161,7 @@ def test_the_store_imports_no_higher_layer() -> None:
     allowed = {
         "podarchive.core.errors", "podarchive.core.types", "podarchive.rules.history", "podarchive.core.clock",
         "podarchive.core.namespaces", "podarchive.rules.episode_plan", "podarchive",
+        "podarchive.rules.push",  # a WebSub subscription's value type (#29), pure like history
     }  # fmt: skip
     for path in Path(podarchive.store.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

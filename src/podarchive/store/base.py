@@ -34,7 +34,12 @@ from .archive_path import (
     too_new,
 )
 from .check import CHECK_LIMIT, check_rows, fts_tables
-from .migrations_links import LINK_SUMMARY_TRIGGERS, REBUILD_LINK_SUMMARY, _links_v20
+from .migrations_links import (
+    LINK_SUMMARY_TRIGGERS,
+    LINK_URL_INDEX,
+    REBUILD_LINK_SUMMARY,
+    _links_v20,
+)
 from .schema import LOOKUP_INDEXES, MIGRATIONS, SCHEMA_VERSION
 
 LINK_SUMMARY_SCHEMA = MIGRATIONS.index(_links_v20) + 1  # the first version with the summary
@@ -176,7 +181,7 @@ class Connection:
 
     def restore_link_indexes(self) -> None:
         """Build the links' lookup indexes that are missing (none is: nothing written), and
-        the per-domain summary with its triggers if they are (schema 17)."""
+        the per-domain summary with its triggers if they are (schema 20: and its URL index)."""
         present = {
             name
             for (name,) in self.db.execute(
@@ -184,8 +189,13 @@ class Connection:
                 "AND tbl_name = 'links'"
             )
         }
-        missing = [sql for name, sql in LOOKUP_INDEXES.items() if name not in present]
-        if self.schema_version >= LINK_SUMMARY_SCHEMA and set(LINK_SUMMARY_TRIGGERS) - present:
+        summary = self.schema_version >= LINK_SUMMARY_SCHEMA  # the URL index came with it
+        missing = [
+            sql
+            for name, sql in LOOKUP_INDEXES.items()
+            if name not in present and (summary or name != LINK_URL_INDEX)
+        ]
+        if summary and set(LINK_SUMMARY_TRIGGERS) - present:
             drop = [f"DROP TRIGGER IF EXISTS {name}" for name in LINK_SUMMARY_TRIGGERS]
             missing += [*drop, *REBUILD_LINK_SUMMARY, *LINK_SUMMARY_TRIGGERS.values()]
         if missing and self.schema_version >= 1:
