@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from podarchive.core.types import FetchRecord, Row
 
 from .base import Connection
-from .media import MediaState, MediaTask
+from .media import MediaState, MediaTask, read_state, write_state
 from .migrations_images import IMAGE_DUE_STATE
 
 _STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
@@ -156,21 +156,9 @@ class ImagesMixin(Connection):
     def image_state(self, feed_id: int, url: str) -> MediaState | None:
         """The download state of feed ``feed_id``'s image ``url``; None before its first
         attempt."""
-        row = self.db.execute(
-            f"SELECT {', '.join(_STATE_FIELDS)} FROM image_state WHERE feed_id = ? AND url = ?",
-            [feed_id, url],
-        ).fetchone()
-        return None if row is None else MediaState(*row)
+        return read_state(self.db, "image_state", "feed_id", feed_id, url)
 
     def set_image_state(self, feed_id: int, url: str, state: MediaState, now: str) -> None:
         """Write the whole download state of feed ``feed_id``'s image ``url``."""
-        values = [getattr(state, f) for f in _STATE_FIELDS]
         with self.transaction():
-            self.db.execute(
-                f"INSERT INTO image_state (feed_id, url, {', '.join(_STATE_FIELDS)}, "
-                f"updated_at) VALUES (?, ?, {', '.join('?' * len(_STATE_FIELDS))}, ?) "
-                "ON CONFLICT (feed_id, url) DO UPDATE SET "
-                f"{', '.join(f'{f} = excluded.{f}' for f in _STATE_FIELDS)}, "
-                "updated_at = excluded.updated_at",
-                [feed_id, url, *values, now],
-            )
+            write_state(self.db, "image_state", "feed_id", feed_id, url, state, now)

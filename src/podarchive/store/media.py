@@ -17,6 +17,9 @@ from podarchive.core.types import FetchRecord, Row
 from .base import Connection
 from .schema import MEDIA_DUE_STATE
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 @dataclass(frozen=True, slots=True)
 class MediaState:
@@ -51,6 +54,40 @@ class MediaTask:
 
 
 _STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
+
+
+def read_state(
+    db: sqlite_utils.Database, table: str, owner: str, owner_id: int, url: str
+) -> MediaState | None:
+    """The download state in ``table`` (``media_state``, ``image_state``) of the ``url`` of
+    the row ``owner = owner_id``; None before its first attempt."""
+    row = db.execute(
+        f"SELECT {', '.join(_STATE_FIELDS)} FROM {table} WHERE {owner} = ? AND url = ?",
+        [owner_id, url],
+    ).fetchone()
+    return None if row is None else MediaState(*row)
+
+
+def write_state(
+    db: sqlite_utils.Database,
+    table: str,
+    owner: str,
+    owner_id: int,
+    url: str,
+    state: MediaState,
+    now: str,
+) -> None:
+    """Write the whole download state (call it in a transaction)."""
+    db.execute(
+        f"INSERT INTO {table} ({owner}, url, {', '.join(_STATE_FIELDS)}, updated_at) "
+        f"VALUES (?, ?, {', '.join('?' * len(_STATE_FIELDS))}, ?) "
+        f"ON CONFLICT ({owner}, url) DO UPDATE SET "
+        f"{', '.join(f'{f} = excluded.{f}' for f in _STATE_FIELDS)}, "
+        "updated_at = excluded.updated_at",
+        [owner_id, url, *(getattr(state, f) for f in _STATE_FIELDS), now],
+    )
+
+
 #: The files an episode's media may be: its enclosure, and (asked for, the second ``?``) the
 #: sources of its ``podcast:alternateEnclosure`` tags (the view's type and length; a source's
 #: own contentType first), each a target of its own (state and versions by URL).
@@ -231,24 +268,12 @@ class MediaMixin(MediaReadsMixin):
 
     def media_state(self, episode_id: int, url: str) -> MediaState | None:
         """The download state of the episode's ``url``; None before its first attempt."""
-        row = self.db.execute(
-            f"SELECT {', '.join(_STATE_FIELDS)} FROM media_state WHERE episode_id = ? AND url = ?",
-            [episode_id, url],
-        ).fetchone()
-        return None if row is None else MediaState(*row)
+        return read_state(self.db, "media_state", "episode_id", episode_id, url)
 
     def set_media_state(self, episode_id: int, url: str, state: MediaState, now: str) -> None:
         """Write the whole download state of the episode's ``url``."""
-        values = [getattr(state, f) for f in _STATE_FIELDS]
         with self.transaction():
-            self.db.execute(
-                f"INSERT INTO media_state (episode_id, url, {', '.join(_STATE_FIELDS)}, "
-                f"updated_at) VALUES (?, ?, {', '.join('?' * len(_STATE_FIELDS))}, ?) "
-                "ON CONFLICT (episode_id, url) DO UPDATE SET "
-                f"{', '.join(f'{f} = excluded.{f}' for f in _STATE_FIELDS)}, "
-                "updated_at = excluded.updated_at",
-                [episode_id, url, *values, now],
-            )
+            write_state(self.db, "media_state", "episode_id", episode_id, url, state, now)
 
     def record_fixity(
         self, sha256: str, expected: str, found: str | None, outcome: str, now: str

@@ -29,6 +29,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from podarchive.core.clock import Clock, iso, parse_iso
 from podarchive.core.errors import (
@@ -262,51 +263,26 @@ def _fetch_row(
     sha256: str | None,
 ) -> None:
     result = outcome.result
-    if outcome.job.image:
-        _image_fetch_row(archive, outcome, what, now, status, sha256)
-        return
-    archive.record_media_fetch(
-        outcome.job.task.episode_id,
-        outcome.job.task.url,
-        outcome=what,
-        now=now,
-        final_url=result.final_url if result else None,
-        status=status,
-        etag=result.etag if result else None,
-        last_modified=result.last_modified if result else None,
-        headers=result.headers if result else None,
-        moved=sum(r.bytes for r in outcome.records),
-        sha256=sha256,
-        error=one_line(str(outcome.error)) if outcome.error else None,
-        records=outcome.records,
-        feed_id=outcome.job.feed.feed_id,
-    )
-
-
-def _image_fetch_row(
-    archive: ArchiveLike,
-    outcome: MediaOutcome,
-    what: str,
-    now: str,
-    status: int | None,
-    sha256: str | None,
-) -> None:
-    result = outcome.result
-    archive.record_image_fetch(
-        outcome.job.feed.feed_id,
-        outcome.job.task.url,
-        outcome=what,
-        now=now,
-        final_url=result.final_url if result else None,
-        status=status,
-        etag=result.etag if result else None,
-        last_modified=result.last_modified if result else None,
-        headers=result.headers if result else None,
-        moved=sum(r.bytes for r in outcome.records),
-        sha256=sha256,
-        error=one_line(str(outcome.error)) if outcome.error else None,
-        records=outcome.records,
-    )
+    job = outcome.job
+    row: dict[str, Any] = {
+        "outcome": what,
+        "now": now,
+        "final_url": result.final_url if result else None,
+        "status": status,
+        "etag": result.etag if result else None,
+        "last_modified": result.last_modified if result else None,
+        "headers": result.headers if result else None,
+        "moved": sum(r.bytes for r in outcome.records),
+        "sha256": sha256,
+        "error": one_line(str(outcome.error)) if outcome.error else None,
+        "records": outcome.records,
+    }
+    if job.image:
+        archive.record_image_fetch(job.feed.feed_id, job.task.url, **row)
+    else:
+        archive.record_media_fetch(
+            job.task.episode_id, job.task.url, **row, feed_id=job.feed.feed_id
+        )
 
 
 def _versions(archive: ArchiveLike, job: MediaJob) -> list[Row]:
