@@ -27,10 +27,9 @@ from loopback import LoopbackSite, Reply  # noqa: E402
 from websub_hub import StubHub  # noqa: E402
 
 from podarchive.core.settings import Settings  # noqa: E402
-from podarchive.daemon.push import HUB_RATE, PushManager  # noqa: E402
-from podarchive.daemon.push_http import PushServer  # noqa: E402
+from podarchive.daemon.push import HUB_RATE  # noqa: E402
 from podarchive.daemon.scheduler import CycleResult, Daemon  # noqa: E402
-from podarchive.daemon.service import cycle_update  # noqa: E402
+from podarchive.daemon.service import PushOptions, cycle_update, push_side  # noqa: E402
 from podarchive.read.schedule_files import FeedSchedule  # noqa: E402
 from podarchive.store import Archive  # noqa: E402
 from podarchive.update.run import update_feeds  # noqa: E402
@@ -75,15 +74,10 @@ def pushed(tmp: Path, rounds: int, base: int) -> list[float]:
         site.routes["/feed"] = Reply(rss(base, hub.url, url))
         feed = FeedSchedule(url=url, every=timedelta(hours=1), allow_private_hosts=True)
         daemon = Daemon(load=lambda: [feed], update=lambda f, s: CycleResult(), watch=tmp, tick=0.5)
-        push = PushManager(
-            db,
-            settings,
-            public_url="http://x",
-            want=daemon.want,
-            scheduled=lambda: daemon.feeds if daemon.started.is_set() else None,
-        )
-        server = PushServer(push, "127.0.0.1:0")
-        push.public_url = f"http://127.0.0.1:{server.port}"
+        push, server = push_side(daemon, db, settings, PushOptions("127.0.0.1:0", "http://x"))
+        assert push is not None
+        assert server is not None
+        push.public_url = f"http://127.0.0.1:{server.port}"  # the port it was given
         daemon.update = cycle_update(db, settings, push)
         with Archive(db):
             pass

@@ -24,7 +24,7 @@ from podarchive.core.settings import Settings
 from podarchive.daemon.push import PushManager
 from podarchive.daemon.push_http import PushServer
 from podarchive.daemon.scheduler import Daemon
-from podarchive.daemon.service import cycle_update
+from podarchive.daemon.service import PushOptions, cycle_update, push_side
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.push import (
     Asked,
@@ -146,15 +146,10 @@ def daemon_with_push(db: Path, feeds: list[FeedSchedule], tmp: Path) -> Iterator
     settings = Settings(host_gap=0)
     holder: dict[str, list[FeedSchedule]] = {"feeds": feeds}
     daemon = Daemon(load=lambda: holder["feeds"], update=lambda f, s: None, watch=tmp, tick=0.1)  # type: ignore[arg-type,return-value]
-    push = PushManager(
-        db,
-        settings,
-        public_url="http://x",
-        want=daemon.want,
-        scheduled=lambda: daemon.feeds if daemon.started.is_set() else None,
-    )
-    server = PushServer(push, "127.0.0.1:0")
-    push.public_url = f"http://127.0.0.1:{server.port}"
+    push, server = push_side(daemon, db, settings, PushOptions("127.0.0.1:0", "http://x"))
+    assert push is not None
+    assert server is not None
+    push.public_url = f"http://127.0.0.1:{server.port}"  # the port it was given
     daemon.update = cycle_update(db, settings, push)
     with Archive(db):
         pass

@@ -137,7 +137,7 @@ def run_daemon(
             tick=tick,
             retry_after_error=min(30.0, 15 * tick),
         )
-        manager, server = _push_side(runner, db_path, settings, push)
+        manager, server = push_side(runner, db_path, settings, push)
         runner.update = cycle_update(db_path, settings, manager)
         try:
             if server is not None and manager is not None:
@@ -151,9 +151,10 @@ def run_daemon(
     return runner.stopped_by
 
 
-def _push_side(
+def push_side(
     runner: Daemon, db_path: Path, settings: Settings, options: PushOptions | None
 ) -> tuple[PushManager | None, PushServer | None]:
+    """The push manager and its endpoint, wired to ``runner`` (None, None without push)."""
     if options is None:
         return None, None
     from podarchive.daemon.push import PushManager
