@@ -196,6 +196,9 @@ def pages(db: Path) -> dict[str, str]:
         args = "?q=tensor" if ":q" in query["sql"] else ""
         args = "?target=d7.example.com" if ":target" in query["sql"] else args
         found[f"query {name}"] = f"/archive/{name}{args}"
+    # a target every episode links to (a parent domain of all of them): the newest 1,000 found
+    # by walking the episodes by date, not by reading 300,000 matching links
+    found["query episodes_linking_to (all)"] = "/archive/episodes_linking_to?target=example.com"
     return found
 
 

@@ -37,7 +37,17 @@ from podarchive.store.schema import LOOKUP_INDEXES, MIGRATIONS
 from podarchive.web.serve import metadata_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
-OLD_SQL = (FIXTURES / "link_queries" / "episodes_linking_to_v16.sql").read_text()
+# newest first, and among episodes of the same date the later archived first (schema 20's SQL
+# walks the date index backwards when the target matches many links): the v16 SQL broke such
+# ties the other way
+OLD_SQL = (
+    (FIXTURES / "link_queries" / "episodes_linking_to_v16.sql")
+    .read_text()
+    .replace(
+        "order by episodes.published desc, episodes.id\n",
+        "order by episodes.published desc, episodes.id desc\n",
+    )
+)
 OLD_DOMAINS_SQL = (FIXTURES / "link_queries" / "most_linked_domains_v16.sql").read_text()
 V14 = FIXTURES / "archives" / "v14.sqlite"
 
@@ -153,6 +163,34 @@ def test_the_new_sql_answers_as_the_old(archive: sqlite3.Connection, links: list
             archive.execute(OLD_SQL, params).fetchall()
         ), target
     same_domains(archive)
+
+
+FEW = "count(*) < 20000 as few from (select 1 from candidates limit 20000)"
+
+
+def walking(sql: str, rows: int) -> str:
+    """The SQL with its two sizes made small: the newest ``rows`` episodes, and the walk over
+    the episodes by date (for a target that matches many links) from two candidate links."""
+    assert sql.count("limit 1000") >= 1
+    return sql.replace(FEW, FEW.replace("20000", "2")).replace("limit 1000", f"limit {rows}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(links=st.lists(a_link(), max_size=40), rows=st.integers(1, 7))
+def test_the_walk_by_date_answers_as_the_old_sql(
+    archive: sqlite3.Connection, links: list[Any], rows: int
+) -> None:
+    """A target with many links (here: two or more) is answered by walking the episodes newest
+    first until enough of them link to it; what it finds is what reading every matching link
+    finds, the newest ``rows`` of them included at the cut."""
+    assert FEW in new_sql()  # the walk this test makes small is the one the page uses
+    _fill(archive, links)
+    new, old = walking(new_sql(), rows), walking(OLD_SQL, rows)
+    for target in TARGETS + [link["url"][:k] for link in links[:5] for k in (5, 12, 40)]:
+        params = {"target": target}
+        assert archive.execute(new, params).fetchall() == (
+            archive.execute(old, params).fetchall()
+        ), target
 
 
 CHANGES = st.lists(
