@@ -82,7 +82,7 @@ def metadata_for_shards(
                     "connection, so the shards are searched in groups."
                 )
             ),
-            "queries": cross_shard_queries(members),
+            "queries": cross_shard_queries(members, archive.get("queries", {})),
         }
     for name in names:
         databases[name] = {**copy.deepcopy(archive), "title": f"Podcast archive: {name}"}
@@ -184,90 +184,49 @@ limit 200""",
         "Episodes whose current show notes link to target: a domain (and its subdomains; "
         "www. ignored) or the start of a URL; newest first, with the first such link and "
         "how many distinct ones.",
-        """select * from (
-  with target as (
-    select
-      trim(:target) as value,
-      lower(case when trim(:target) like 'www.%' then substr(trim(:target), 5)
-                 else trim(:target) end) as domain
-  ),
-  hits as (
-    select
-      l.episode_id, l.source, l.url, l.text,
-      coalesce(l.normalized_url, l.url) as same_url,
-      row_number() over (partition by l.episode_id order by l.source, l.position) as n
-    from {db}.links l
-      join target
-    where l.revision_id is null
-      and target.value != ''
-      and (
-        l.domain = target.domain
-        or substr(l.domain, -length(target.domain) - 1) = '.' || target.domain
-        or substr(l.normalized_url, 1, length(target.value)) = target.value
-        or substr(l.url, 1, length(target.value)) = target.value
-      )
-  ),
-  per_episode as (
-    select
-      episode_id,
-      count(distinct same_url) as links,
-      case when min(source) != max(source) then min(source) || ', ' || max(source)
-           else min(source) end as sources
-    from hits
-    group by episode_id
-  )
-  select
-    {shard} as shard,
-    e.title as episode,
-    coalesce(f.title, f.name, f.url) as podcast,
-    e.published,
-    per_episode.links,
-    per_episode.sources,
-    hits.url,
-    hits.text,
-    e.id as episode_id,
-    e.feed_id
-  from per_episode
-    join hits on hits.episode_id = per_episode.episode_id and hits.n = 1
-    join {db}.episodes e on e.id = per_episode.episode_id
-    join {db}.feeds f on f.id = e.feed_id
-  order by e.published desc, e.id
-  limit 1000
-)""",
+        # each shard answers with the archive's own query (its indexes, its walk by date)
+        """select {shard} as shard, q.* from (
+{archive}
+) q""",
         """with parts as (
 {parts}
 )
-select * from parts
-order by published desc, shard, episode_id
+select shard, episode, podcast, published, links, sources, url, text, episode_id, feed_id
+from parts
+order by published desc, shard, episode_id desc
 limit 1000""",
     ),
     "most_linked_domains": (
         "Most-linked domains in every shard",
         "The domains the current show notes link to most, across the shards: links (one "
         "per URL per episode), distinct URLs, episodes, podcasts and shards.",
-        """select
-    {shard} as shard,
-    l.domain,
-    l.episode_id,
-    coalesce(l.normalized_url, l.url) as url,
-    e.feed_id
-  from {db}.links l
-    join {db}.episodes e on e.id = l.episode_id
-  where l.revision_id is null and l.domain is not null""",
+        # each shard's link summary (migration v20); a URL linked in two shards is counted
+        # once, by the top domains' own URLs
+        """select {shard} as shard, d.domain, d.links, d.episodes, d.podcasts
+  from {db}.link_domains d""",
         """with parts as (
 {parts}
+),
+top as (
+  select
+    domain, sum(links) as links, sum(episodes) as episodes, sum(podcasts) as podcasts,
+    count(*) as shards
+  from parts
+  group by domain
+  order by links desc, episodes desc, domain
+  limit 500
 )
 select
   domain,
-  count(distinct shard || ' ' || episode_id || ' ' || url) as links,
-  count(distinct url) as urls,
-  count(distinct shard || ' ' || episode_id) as episodes,
-  count(distinct shard || ' ' || feed_id) as podcasts,
-  count(distinct shard) as shards
-from parts
-group by domain
-order by links desc, episodes desc, domain
-limit 500""",
+  links,
+  (select count(distinct url) from (
+{urls}
+  )) as urls,
+  episodes,
+  podcasts,
+  shards
+from top
+order by links desc, episodes desc, domain""",
     ),
     "failing_feeds": (
         "Failing feeds in every shard",
@@ -300,18 +259,42 @@ order by failures desc, failing_since, shard, feed_id""",
 }
 
 
-def cross_shard_queries(shards: Sequence[str]) -> dict[str, dict[str, Any]]:
+#: A domain's URLs in each shard, for the top domains of ``most_linked_domains``.
+_DOMAIN_URLS = "select url from {db}.link_domain_urls where domain = top.domain"
+#: The archive's tables a query of one archive names: in a cross-shard part, the shard's.
+_TABLES = re.compile(r"\b(from|join)\s+(links|episodes|feeds)\b", re.IGNORECASE)
+
+
+def in_shard(sql: str) -> str:
+    """A query of one archive (``from links``, ``join episodes``…) as a part template that
+    reads the shard's tables (``{db}``), its own braces kept."""
+    escaped = sql.replace("{", "{{").replace("}", "}}")
+    return _TABLES.sub(lambda m: f"{m[1]} {{db}}.{m[2]}", escaped)
+
+
+def cross_shard_queries(
+    shards: Sequence[str], archive: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """The canned queries of a cross-shard database whose connections attach ``shards``
-    (each as a schema of its name): each query's part on every shard, ``union all``."""
+    (each as a schema of its name): each query's part on every shard, ``union all``.
+    ``archive``: the archive's own canned queries, which some parts run as they are."""
     queries = {}
     for name, (title, description, part, whole) in _CROSS_QUERIES.items():
-        parts = "\n  union all\n".join(
-            "  " + part.format(db=_identifier(shard), shard=_literal(shard)) for shard in shards
-        )
+        own = archive.get(name, {}).get("sql", "")
+        template = part.replace("{archive}", in_shard(own)) if "{archive}" in part else part
         queries[name] = {
             "title": title,
             "description": description,
-            "sql": whole.format(parts=parts),
+            "sql": whole.format(
+                parts=_union(template, shards), urls=_union(_DOMAIN_URLS, shards, "    ")
+            ),
             "hide_sql": True,
         }
     return queries
+
+
+def _union(template: str, shards: Sequence[str], indent: str = "  ") -> str:
+    """``template`` on every shard, ``union all``."""
+    return f"\n{indent}union all\n".join(
+        indent + template.format(db=_identifier(shard), shard=_literal(shard)) for shard in shards
+    )
