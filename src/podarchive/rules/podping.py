@@ -6,7 +6,8 @@ is ``{"version": "1.0", "medium": "podcast", "reason": "update", "iris": [...]}`
 older writers, ``{"urls": [...]}``). Only the accounts in the trusted writer list count: anyone
 can post a ``pp_`` operation. Blocks come from ``block_api.get_block_range`` (operations as
 ``{"type": "custom_json_operation", "value": {...}}``) or the condenser API (operations as
-``["custom_json", {...}]``); both are read.
+``["custom_json", {...}]``); both are read. The first format (id ``podping``, reason
+``feed_update``, ``urls``) is read too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ DEFAULT_WRITERS = ("podping.aaa", "podping.bbb", "podping.ccc", "podping.ddd", "
 BLOCKS_PER_REQUEST = 50  # a block range asked for in one request
 MAX_IRIS = 1000  # IRIs read from one operation at most (a writer batches ~130)
 REASONS_TO_POLL = frozenset({"update", "live", "liveEnd"})
+LEGACY_ID = (
+    "podping"  # podping's first format: {"version": "0.x", "reason": "feed_update", "urls": [...]}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +126,8 @@ def _custom_json(op: object) -> Mapping[str, Any] | None:
 def op_ping(number: int, op: object, writers: Collection[str]) -> Ping | None:
     """The ping ``op`` is, if it is a ``pp_`` custom_json signed by exactly one trusted writer."""
     value = _custom_json(op)
-    if value is None or not str(value.get("id", "")).startswith("pp_"):
+    op_id = str(value.get("id", "")) if value is not None else ""
+    if value is None or not (op_id.startswith("pp_") or op_id == LEGACY_ID):
         return None
     signers = value.get("required_posting_auths")
     if not isinstance(signers, list) or len(signers) != 1 or signers[0] not in writers:
@@ -137,6 +142,7 @@ def op_ping(number: int, op: object, writers: Collection[str]) -> Ping | None:
     if not isinstance(data, Mapping):
         return None
     reason = data.get("reason", "update")
+    reason = "update" if reason == "feed_update" and op_id == LEGACY_ID else reason
     if not isinstance(reason, str) or reason not in REASONS_TO_POLL:
         return None
     iris = _iris(data.get("iris", data.get("urls")))
