@@ -118,23 +118,34 @@ class PodpingWatcher:
             return False  # another process has the archive: the next pass
         cursor = found[0]
         if cursor is None:
-            self._save(head, None, [])
-            self._event(f"started at block {head}")
+            if self._save(head, None, []) is not None:
+                self._event(f"started at block {head}")
             return False
         wanted = next_range(cursor.block, head, self.options.catch_up)
         if wanted is None:
             return False
         start, count = wanted
-        spans = [
-            self._blocks(s, min(BLOCKS_PER_REQUEST, start + count - s))
-            for s in range(start, start + count, BLOCKS_PER_REQUEST)
-        ]
+        spans = self._spans(start, start + count - 1)
         pings = [p for span in spans for p in span.pings]
         feeds = self._save(spans[-1].last, spans[-1].last_time, pings)
+        if feeds is None:
+            return False
         self._event(f"read blocks {start}-{spans[-1].last}: {len(pings)} pings")
-        for url in feeds or ():
+        for url in feeds:
             self._nudge(url)
         return spans[-1].last < head
+
+    def _spans(self, first: int, last: int) -> list[Span]:
+        """Blocks ``first`` to ``last`` in requests of at most BLOCKS_PER_REQUEST; a node
+        that gives fewer than asked (not made yet there) ends the pass where it stopped."""
+        spans: list[Span] = []
+        while first <= last:
+            count = min(BLOCKS_PER_REQUEST, last - first + 1)
+            spans.append(self._blocks(first, count))
+            if spans[-1].last < first + count - 1:
+                break
+            first = spans[-1].last + 1
+        return spans
 
     def _blocks(self, start: int, count: int) -> Span:
         params = {"starting_block_num": start, "count": count}
@@ -148,10 +159,7 @@ class PodpingWatcher:
             archive.save_podping_cursor(block, block_time, iso(utcnow()))
             return feeds
 
-        found = self._with_archive(save)
-        if found is None:
-            raise ArchiveLocked("archive busy: blocks read again on the next pass")
-        return found
+        return self._with_archive(save)  # None: another process has it (read again next pass)
 
     def _nudge(self, url: str) -> None:
         now = time.monotonic()

@@ -126,27 +126,37 @@ def _custom_json(op: object) -> Mapping[str, Any] | None:
 def op_ping(number: int, op: object, writers: Collection[str]) -> Ping | None:
     """The ping ``op`` is, if it is a ``pp_`` custom_json signed by exactly one trusted writer."""
     value = _custom_json(op)
-    op_id = str(value.get("id", "")) if value is not None else ""
-    if value is None or not (op_id.startswith("pp_") or op_id == LEGACY_ID):
+    if value is None:
         return None
-    signers = value.get("required_posting_auths")
-    if not isinstance(signers, list) or len(signers) != 1 or signers[0] not in writers:
+    op_id = str(value.get("id", ""))
+    signer = _signer(value, writers)
+    if signer is None or not (op_id.startswith("pp_") or op_id == LEGACY_ID):
         return None
-    if value.get("required_auths"):  # active-key ops are not podpings
-        return None
-    body = value.get("json")
-    try:
-        data = json.loads(body) if isinstance(body, str) else body
-    except ValueError:
-        return None
-    if not isinstance(data, Mapping):
+    data = _body(value.get("json"))
+    if data is None:
         return None
     reason = data.get("reason", "update")
     reason = "update" if reason == "feed_update" and op_id == LEGACY_ID else reason
     if not isinstance(reason, str) or reason not in REASONS_TO_POLL:
         return None
     iris = _iris(data.get("iris", data.get("urls")))
-    return Ping(number, str(signers[0]), iris, reason) if iris else None
+    return Ping(number, signer, iris, reason) if iris else None
+
+
+def _signer(value: Mapping[str, Any], writers: Collection[str]) -> str | None:
+    """The one trusted posting-key signer; None for others, several, or an active key."""
+    signers = value.get("required_posting_auths")
+    if value.get("required_auths") or not isinstance(signers, list) or len(signers) != 1:
+        return None
+    return str(signers[0]) if signers[0] in writers else None
+
+
+def _body(body: object) -> Mapping[str, Any] | None:
+    try:
+        data = json.loads(body) if isinstance(body, str) else body
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, Mapping) else None
 
 
 def _iris(found: object) -> tuple[str, ...]:
