@@ -289,7 +289,11 @@ def test_all_nodes_down_is_one_line_per_pass_and_watching_goes_on(
     finally:
         watcher.stop()
     lines = [r.getMessage() for r in caplog.records if r.name == "podarchive.daemon"]
-    assert any("no Hive node answered" in line for line in lines)
+    assert [line for line in lines if "no Hive node answered" in line] == [
+        "podping: no Hive node answered condenser_api.get_dynamic_global_properties; "
+        "watching goes on"
+    ]
+    assert len([line for line in lines if "failed" in line]) == 1  # not one per pass
     assert all("\n" not in line for line in lines)
     assert cursor(db) is None
 

@@ -8,7 +8,8 @@ each archived feed they name due now the way a WebSub notification does (``want`
 cycle polls it though not due), each feed at most once per ``once_per``. The cursor is
 written to the archive with the pass, so a restart resumes at the block after it. With no
 cursor yet, the watcher starts at the head (history is not replayed). A node that fails,
-hangs (``timeout``) or answers nonsense is one log line; the next node is asked.
+hangs (``timeout``) or answers nonsense is one log line (until it answers again); the next
+node is asked.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class PodpingWatcher:
         self._pushed: set[str] = set()
         self._last_wanted: dict[str, float] = {}
         self._node = 0  # the node that answered last: asked first
+        self._failing: set[str] = set()  # nodes whose failure was logged, until they answer
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.log: list[tuple[float, str]] = []  # (monotonic, event) for tests
@@ -101,12 +103,17 @@ class PodpingWatcher:
             self._pushed.update(urls)
 
     def _run(self) -> None:
+        """Pass after pass until stopped; a failure is one line until the next success."""
+        last_error: str | None = None
         while not self._stop.is_set():
             behind = False
             try:
                 behind = self.step()
+                last_error = None
             except PodarchiveError as e:
-                log.warning("podping: %s; watching goes on", one_line(str(e), 300))
+                if str(e) != last_error:
+                    log.warning("podping: %s; watching goes on", one_line(str(e), 300))
+                last_error = str(e)
             if not behind:
                 self._stop.wait(self.options.every)
 
@@ -187,9 +194,14 @@ class PodpingWatcher:
                 )
                 value = read(result)
             except (FetchError, ValueError) as e:
-                log.warning("podping: node %s failed: %s", nodes[index], one_line(str(e), 200))
                 self._event(f"node failed {nodes[index]}")
+                if nodes[index] not in self._failing:  # one line until it answers again
+                    self._failing.add(nodes[index])
+                    log.warning("podping: node %s failed: %s", nodes[index], one_line(str(e), 200))
                 continue
+            if nodes[index] in self._failing:
+                self._failing.discard(nodes[index])
+                log.info("podping: node %s answers again", nodes[index])
             self._node = index
             return value
         raise FetchError(f"no Hive node answered {method}")
