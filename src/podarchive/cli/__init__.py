@@ -48,7 +48,7 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
-from podarchive.cli.push import push_options, push_settings
+from podarchive.cli.push import podping_options, podping_settings, push_options, push_settings
 from podarchive.core.errors import one_line
 from podarchive.core.urls import normalize_url
 from podarchive.read.schedule_files import (
@@ -296,6 +296,7 @@ def _finish(report: RunReport, seen: list[signal.Signals]) -> None:
     help="How often to write the heartbeat and look for changed schedule files.",
 )
 @push_options
+@podping_options
 @verbosity
 @translate_errors
 def daemon(
@@ -307,6 +308,7 @@ def daemon(
     listen: str | None,
     public_url: str | None,
     push_every: str,
+    **podping_args: Any,
 ) -> None:
     """Poll the scheduled feeds on their schedules until stopped (SIGTERM or Ctrl-C).
 
@@ -319,7 +321,8 @@ def daemon(
     a new empty archive is only started by a restart.
     SIGTERM stops it with exit 0, Ctrl-C (SIGINT) with exit 130; what was stored is kept.
     With --listen and --public-url, feeds that name a WebSub hub are subscribed to, and a
-    signed notification makes the feed due at once (docs/push.md).
+    signed notification makes the feed due at once (docs/push.md). With --podping, a
+    podping on Hive from a trusted writer naming an archived feed makes it due at once.
     """
     from podarchive.core.errors import ArchiveLocked
     from podarchive.daemon.service import run_daemon
@@ -327,11 +330,19 @@ def daemon(
     _daemon_logging()
     settings = run_settings(allow_private_hosts)
     push = push_settings(listen, public_url, push_every)
+    podping = podping_settings(**podping_args)
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
     check_file(db_path)  # not even a lock file beside another program's database
     try:
         stopped_by = run_daemon(
-            schedules_dir, db_path, settings, feeds, allow_fast=allow_fast, tick=tick, push=push
+            schedules_dir,
+            db_path,
+            settings,
+            feeds,
+            allow_fast=allow_fast,
+            tick=tick,
+            push=push,
+            podping=podping,
         )
     except ArchiveLocked as e:
         raise CommandFailure(str(e)) from e
@@ -404,9 +415,11 @@ def _archive_status(db_path: Path, threshold: timedelta, as_json: bool) -> None:
         feeds = archive.feed_statuses()
         last_audit = archive.last_audit()
         push = archive.push_subscriptions()
+        cursor = archive.podping_cursor()
     now = utcnow()
     heartbeat = read_heartbeat(heartbeat_path(db_path))
-    doc = status_report(feeds, heartbeat, now, threshold, last_audit, push=push)
+    podping = dataclasses.asdict(cursor) if cursor else None
+    doc = status_report(feeds, heartbeat, now, threshold, last_audit, push=push, podping=podping)
     show_status(doc, as_json, lambda: render_table(doc, now), failing=bool(doc["failing"]))
 
 

@@ -29,27 +29,38 @@ from podarchive.update.one_feed import due_feeds, feed_due_at
 from podarchive.update.run import update_feeds
 
 if TYPE_CHECKING:
+    from podarchive.daemon.podping import PodpingOptions, PodpingWatcher
     from podarchive.daemon.push import PushManager
     from podarchive.daemon.push_http import PushServer
 
 
-def cycle_update(db_path: Path, settings: Settings, push: PushManager | None = None) -> Update:
+def cycle_update(
+    db_path: Path,
+    settings: Settings,
+    push: PushManager | None = None,
+    podping: PodpingWatcher | None = None,
+) -> Update:
     """The daemon's update function: the archive lock, then the batch's due feeds updated.
 
     An archive deleted (or moved away) while the daemon runs is not started again empty:
     the cycle fails with :class:`ArchiveMissing` (logged once) until it is back. With
     ``push``, a feed a notification made due is polled now (politeness still applies: a
     host's Retry-After, the feed's own not-before), and a feed whose push is live is
-    polled at its stretched interval (#29).
+    polled at its stretched interval (#29). With ``podping``, a feed a podping named is
+    polled now the same way.
     """
+    mutex = push.archive_mutex if push else podping.archive_mutex if podping else None
 
     def update(batch: Sequence[FeedSchedule], stop: threading.Event) -> CycleResult:
         feeds = [push.stretch(f) for f in batch] if push else list(batch)
         pushed = push.take_pushed([f.url for f in feeds]) if push else set()
-        with push.archive_mutex if push else nullcontext():
-            result = _cycle(feeds, pushed, stop)
-        if push is not None and result.skipped:
-            push.push_again(pushed)  # the archive was busy: still due when the cycle runs
+        pinged = podping.take_pushed([f.url for f in feeds]) if podping else set()
+        with mutex or nullcontext():
+            result = _cycle(feeds, pushed | pinged, stop)
+        if result.skipped:  # the archive was busy: still due when the cycle runs
+            for side, urls in ((push, pushed), (podping, pinged)):
+                if side is not None:
+                    side.push_again(urls)
         return result
 
     def _cycle(feeds: list[FeedSchedule], pushed: set[str], stop: threading.Event) -> CycleResult:
@@ -116,6 +127,7 @@ def run_daemon(
     allow_fast: bool,
     tick: float,
     push: PushOptions | None = None,
+    podping: PodpingOptions | None = None,
 ) -> int | None:
     """Run the daemon over ``feeds`` until a signal stops it; return that signal.
 
@@ -138,13 +150,18 @@ def run_daemon(
             retry_after_error=min(30.0, 15 * tick),
         )
         manager, server = push_side(runner, db_path, settings, push)
-        runner.update = cycle_update(db_path, settings, manager)
+        watcher = podping_side(runner, db_path, settings, podping, manager)
+        runner.update = cycle_update(db_path, settings, manager, watcher)
         try:
             if server is not None and manager is not None:
                 server.start()
                 manager.start()
+            if watcher is not None:
+                watcher.start()
             runner.run(feeds)
         finally:
+            if watcher is not None:
+                watcher.stop()
             if server is not None and manager is not None:
                 server.stop()
                 manager.stop()
@@ -170,3 +187,19 @@ def push_side(
         lease=options.lease,
     )
     return manager, PushServer(manager, options.listen)
+
+
+def podping_side(
+    runner: Daemon,
+    db_path: Path,
+    settings: Settings,
+    options: PodpingOptions | None,
+    manager: PushManager | None,
+) -> PodpingWatcher | None:
+    """The podping watcher, wired to ``runner`` (None without ``--podping``)."""
+    if options is None:
+        return None
+    from podarchive.daemon.podping import PodpingWatcher
+
+    mutex = manager.archive_mutex if manager is not None else None
+    return PodpingWatcher(db_path, settings, options, want=runner.want, archive_mutex=mutex)

@@ -86,6 +86,7 @@ from .images import ImagesMixin
 from .media import MediaMixin, MediaState, MediaTask
 from .media_files import Fixity, MediaFolder, Payload, media_extension
 from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
+from .podping import PodpingCursor, PodpingMixin
 from .protocol import ArchiveLike, ArchiveReads
 from .push import PushMixin
 from .reader import ArchiveReader
@@ -175,6 +176,7 @@ __all__ = [
     "Migration",
     "PageTask",
     "Payload",
+    "PodpingCursor",
     "Problem",
     "Row",
     "SaveStats",
@@ -219,6 +221,7 @@ class Archive(
     StatusMixin,
     ChangeReadsMixin,
     PushMixin,
+    PodpingMixin,
     Connection,
 ):
     """An open archive file. Not thread-safe: the pipeline keeps it on one thread.

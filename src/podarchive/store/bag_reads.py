@@ -125,6 +125,7 @@ def _settle(target: Path) -> ArchiveCopy:
             db.execute("PRAGMA secure_delete = ON")  # their bytes overwritten, not just freed
             with copy.transaction():
                 db.execute("DELETE FROM push_subscriptions")
+                db.execute("DELETE FROM podping_cursor")  # a daemon's place on Hive (#29)
             db.execute("PRAGMA journal_mode = DELETE")  # one file: no -wal, no -shm
         except sqlite3.Error as e:
             raise storage_error(target, e, "cannot read the copy") from e

@@ -21,13 +21,20 @@ from .change_reads import ChangeReadsMixin
 from .counts import StatusMixin
 from .feed_reads import FeedReadsMixin
 from .media import MediaReadsMixin
+from .podping import PodpingMixin
 from .push import PushMixin
 from .schema import SCHEMA_VERSION
 
 
 @storage_errors
 class ArchiveReader(
-    FeedReadsMixin, StatusMixin, MediaReadsMixin, ChangeReadsMixin, PushMixin, Connection
+    FeedReadsMixin,
+    StatusMixin,
+    MediaReadsMixin,
+    ChangeReadsMixin,
+    PushMixin,
+    PodpingMixin,
+    Connection,
 ):
     """An archive file opened with :meth:`open_to_read`; every public method raises
     :class:`StorageError`, never a sqlite3 error."""

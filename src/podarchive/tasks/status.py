@@ -171,6 +171,7 @@ def report(
     last_audit: Mapping[str, Any] | None = None,
     *,
     push: Sequence[Subscription] = (),
+    podping: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``--json`` document (see the module docstring); ``last_audit``: the archive's
     latest fixity audit (``podarchive audit``), if any; ``push``: the WebSub subscriptions
@@ -195,6 +196,7 @@ def report(
         "daemon": daemon_state(heartbeat, now),
         "feeds": rows,
         "last_audit": dict(last_audit) if last_audit else None,
+        "podping": dict(podping) if podping else None,
     }
 
 
@@ -217,6 +219,8 @@ def render_table(doc: Mapping[str, Any], now: datetime) -> str:
     lines.append(daemon_line(doc["daemon"], now))
     if doc.get("last_audit"):
         lines.append(audit_line(doc["last_audit"], now))
+    if doc.get("podping"):
+        lines.append(podping_line(doc["podping"], now))
     lines.extend(failing_lines(doc))
     return "\n".join(lines) + "\n"
 
@@ -254,6 +258,15 @@ def audit_line(audit: Mapping[str, Any], now: datetime) -> str:
     damaged = int(audit.get("damaged") or 0)
     found = f"{damaged} damaged (run 'podarchive audit' for which)" if damaged else "all intact"
     return f"last audit: {when}: {checked} ({size_text(int(audit.get('bytes') or 0))}), {found}"
+
+
+def podping_line(cursor: Mapping[str, Any], now: datetime) -> str:
+    """``podping: block 91000123 (made 2026-12-06T12:00:00), read 4s ago`` (#29)."""
+    line = f"podping: block {cursor.get('block')}"
+    if cursor.get("block_time"):
+        line += f" (made {cursor['block_time']})"
+    read = parse_time(cursor.get("updated_at"))
+    return line + (f", read {_ago(read, now)}" if read else "")
 
 
 def size_text(size: int) -> str:
