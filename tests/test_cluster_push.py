@@ -1,0 +1,131 @@
+"""WebSub on the cluster's scheduler (#29), as processes against a real Redis: a scheduler
+with ``--listen``/``--public-url`` and a worker, a feed on a loopback server that names the
+stub hub. The scheduler learns the hub from the shard's archive, subscribes, answers the
+verification; a bad signature makes nothing due; a signed notification gets the new
+episode into the shard without waiting for the hourly poll; a feed removed from the
+schedule is unsubscribed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from loopback import LoopbackSite, Reply
+from redis_server import RedisServer, _free_port
+from test_cluster import Processes, redis_server, wait_for  # noqa: F401
+from test_push import rss
+from websub_hub import StubHub
+
+from podarchive.cli import cli
+from podarchive.cluster.broker import Cluster, due_key
+from podarchive.cluster.push import SUBS_KEY, BrokerPushStore
+from podarchive.rules.shards import shard_path
+
+SHARDS = 1
+
+
+def write_schedule(tmp_path: Path, urls: list[str]) -> None:
+    directory = tmp_path / "schedules"
+    directory.mkdir(exist_ok=True)
+    (directory / "feeds.toml").write_text(
+        "".join(
+            f'[[feed]]\nurl = "{u}"\nevery = "1h"\npages = false\nallow_private_hosts = true\n\n'
+            for u in urls
+        )
+    )
+
+
+def episodes(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:  # not created or not migrated yet
+        return 0
+
+
+def feed_polls(site: LoopbackSite) -> int:
+    return sum(1 for r in site.requests if r.path == "/feed")
+
+
+def state(cluster: Cluster, url: str) -> str | None:
+    raw = cluster.redis.hget(SUBS_KEY, url)
+    return None if raw is None else str(json.loads(raw)["state"])
+
+
+@pytest.mark.slow
+def test_the_scheduler_subscribes_and_a_signed_notification_is_polled_at_once(
+    tmp_path: Path,
+    redis_server: RedisServer,  # noqa: F811
+) -> None:
+    port = _free_port()
+    db = shard_path(tmp_path / "shards", 0, SHARDS)
+    cluster = Cluster(redis_server.url)
+    with StubHub(lease=3600) as hub, LoopbackSite() as site:
+        url = site.url("/feed")
+        site.routes["/feed"] = Reply(rss(1, hub.url, url))
+        write_schedule(tmp_path, [url])
+        procs = Processes(tmp_path, redis_server.url)
+        procs.env["PODARCHIVE_PUSH_LOOK_S"] = "1"
+        try:
+            procs.start(
+                "scheduler", "scheduler", "--shards", str(SHARDS), "--tick", "0.5",
+                "--listen", f"127.0.0.1:{port}", "--public-url", f"http://127.0.0.1:{port}",
+            )  # fmt: skip
+            procs.start("worker", "worker", "--shard", "0")
+            wait_for("the first poll", lambda: episodes(db) == 1)
+            wait_for("a verified subscription", lambda: any(s.verified for s in hub.asked))
+            sub = hub.subscriptions()[0]
+            assert sub.verified == 200
+            assert sub.topic == url
+            assert sub.callback.startswith(f"http://127.0.0.1:{port}/websub/")
+            wait_for("the subscription live in the broker", lambda: state(cluster, url) == "live")
+            polls = feed_polls(site)
+            site.routes["/feed"] = Reply(rss(2, hub.url, url))
+            # a bad signature: acknowledged, one line, the feed not made due
+            assert hub.publish(sub, b"<rss/>", signature="sha256=" + "0" * 64) == 202
+            wait_for("the ignored line", lambda: "a bad signature" in procs.log("scheduler"))
+            assert (cluster.redis.zscore(due_key(0), url) or 0) > time.time() + 600
+            # a signed one: enqueued at once, polled through the pipeline
+            posted = time.monotonic()
+            assert hub.publish(sub, b"<rss>not the feed</rss>") == 202
+            wait_for("the pushed episode", lambda: episodes(db) == 2, patience=5)
+            print(f"notification to archived episode: {time.monotonic() - posted:.3f} s")
+            assert feed_polls(site) == polls + 1
+            store = BrokerPushStore(cluster, tmp_path / "shards", SHARDS)
+            wait_for("both notices kept", lambda: len(store.notices(url)) == 2)
+            notices = store.notices(url)
+            assert [n.signature_valid for n in notices] == [False, True]
+            assert notices[1].body == b"<rss>not the feed</rss>"
+            assert notices[1].content_type == "application/rss+xml"
+            # the feed leaves the schedule (another takes its place): unsubscribed
+            site.routes["/other"] = Reply(rss(1, hub.url, site.url("/other")).replace(b"hub", b"x"))
+            write_schedule(tmp_path, [site.url("/other")])
+            wait_for("the unsubscription", lambda: hub.subscriptions("unsubscribe"))
+            wait_for("gone", lambda: state(cluster, url) == "gone")
+            assert "schedule reloaded: 1 feeds" in procs.log("scheduler")
+            assert procs.stop("scheduler") == 0
+            assert procs.stop("worker") == 0
+        finally:
+            procs.stop_all()
+            cluster.close()
+    for name in ("scheduler", "worker"):
+        assert "Traceback" not in procs.log(name)
+
+
+def test_the_scheduler_s_push_options_are_checked(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["scheduler", "--broker", "redis://127.0.0.1:1/0", "--schedules", str(tmp_path)]
+    result = runner.invoke(cli, [*base, "--listen", "127.0.0.1:0"])
+    assert result.exit_code == 2
+    assert "--listen and --public-url go together" in result.output
+    once = [*base, "--once", "--listen", "127.0.0.1:0", "--public-url", "http://x"]
+    result = runner.invoke(cli, once)
+    assert result.exit_code == 2
+    assert "does not go with --once" in result.output
