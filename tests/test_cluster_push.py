@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from loopback import LoopbackSite, Reply
 from redis_server import RedisServer, _free_port
 from test_cluster import Processes, redis_server, wait_for  # noqa: F401
 from test_push import rss
-from websub_hub import StubHub
+from websub_hub import HubSub, StubHub
 
 from podarchive.cli import cli
 from podarchive.cluster.broker import Cluster, due_key
@@ -28,12 +29,14 @@ from podarchive.rules.shards import shard_path
 SHARDS = 1
 
 
-def write_schedule(tmp_path: Path, urls: list[str]) -> None:
+def write_schedule(tmp_path: Path, urls: list[str], private: tuple[str, ...] = ()) -> None:
+    """``urls`` every hour; those in ``private`` (all, when empty) may reach private hosts."""
     directory = tmp_path / "schedules"
     directory.mkdir(exist_ok=True)
     (directory / "feeds.toml").write_text(
         "".join(
-            f'[[feed]]\nurl = "{u}"\nevery = "1h"\npages = false\nallow_private_hosts = true\n\n'
+            f'[[feed]]\nurl = "{u}"\nevery = "1h"\npages = false\n'
+            f"allow_private_hosts = {str(not private or u in private).lower()}\n\n"
             for u in urls
         )
     )
@@ -59,6 +62,21 @@ def state(cluster: Cluster, url: str) -> str | None:
     return None if raw is None else str(json.loads(raw)["state"])
 
 
+def published(hub: StubHub, sub: HubSub, body: bytes) -> bool:
+    """A signed notification the endpoint took (202); False while it is not listening."""
+    try:
+        return hub.publish(sub, body) == 202
+    except urllib.error.URLError:
+        return False
+
+
+def scheduler_args(port: int) -> list[str]:
+    return [
+        "scheduler", "--shards", str(SHARDS), "--tick", "0.5",
+        "--listen", f"127.0.0.1:{port}", "--public-url", f"http://127.0.0.1:{port}",
+    ]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_the_scheduler_subscribes_and_a_signed_notification_is_polled_at_once(
     tmp_path: Path,
@@ -74,10 +92,7 @@ def test_the_scheduler_subscribes_and_a_signed_notification_is_polled_at_once(
         procs = Processes(tmp_path, redis_server.url)
         procs.env["PODARCHIVE_PUSH_LOOK_S"] = "1"
         try:
-            procs.start(
-                "scheduler", "scheduler", "--shards", str(SHARDS), "--tick", "0.5",
-                "--listen", f"127.0.0.1:{port}", "--public-url", f"http://127.0.0.1:{port}",
-            )  # fmt: skip
+            procs.start("scheduler", *scheduler_args(port))
             procs.start("worker", "worker", "--shard", "0")
             wait_for("the first poll", lambda: episodes(db) == 1)
             wait_for("a verified subscription", lambda: any(s.verified for s in hub.asked))
@@ -104,6 +119,13 @@ def test_the_scheduler_subscribes_and_a_signed_notification_is_polled_at_once(
             assert [n.signature_valid for n in notices] == [False, True]
             assert notices[1].body == b"<rss>not the feed</rss>"
             assert notices[1].content_type == "application/rss+xml"
+            # a restarted scheduler keeps the subscriptions (they live in the broker)
+            assert procs.stop("scheduler") == 0
+            procs.start("scheduler", *scheduler_args(port))
+            site.routes["/feed"] = Reply(rss(3, hub.url, url))
+            wait_for("the endpoint back", lambda: published(hub, sub, b"again"))
+            wait_for("pushed after a restart", lambda: episodes(db) == 3, patience=5)
+            assert len(hub.subscriptions()) == 1  # not asked again: the lease runs
             # the feed leaves the schedule (another takes its place): unsubscribed
             site.routes["/other"] = Reply(rss(1, hub.url, site.url("/other")).replace(b"hub", b"x"))
             write_schedule(tmp_path, [site.url("/other")])
@@ -129,3 +151,51 @@ def test_the_scheduler_s_push_options_are_checked(tmp_path: Path) -> None:
     result = runner.invoke(cli, once)
     assert result.exit_code == 2
     assert "does not go with --once" in result.output
+
+
+@pytest.mark.slow
+def test_a_hub_unreachable_or_refused_is_one_line_and_status_shows_it(
+    tmp_path: Path,
+    redis_server: RedisServer,  # noqa: F811
+) -> None:
+    """Feed A names a hub on a closed port (its schedule allows private hosts); feed B one on
+    a private address (its schedule does not: the guard refuses it). Both are polled; each
+    failure is one line of the scheduler's log; ``status --shards-dir --broker`` shows it."""
+    port = _free_port()
+    closed = f"http://127.0.0.1:{_free_port()}/hub"
+    db = shard_path(tmp_path / "shards", 0, SHARDS)
+    with LoopbackSite() as site:
+        a, b = site.url("/a"), site.url("/b")
+        site.routes["/a"] = Reply(rss(1, closed, a))
+        site.routes["/b"] = Reply(rss(1, "http://10.1.2.3/hub", b))
+        write_schedule(tmp_path, [a, b], private=(a,))
+        procs = Processes(tmp_path, redis_server.url)
+        procs.env["PODARCHIVE_PUSH_LOOK_S"] = "1"
+        try:
+            procs.start("scheduler", *scheduler_args(port))
+            procs.start("worker", "worker", "--shard", "0")
+            wait_for("both feeds polled", lambda: episodes(db) == 2)
+            wait_for("two failures", lambda: procs.log("scheduler").count("polling only") == 2)
+            result = CliRunner().invoke(
+                cli,
+                ["status", "--shards-dir", str(tmp_path / "shards"), "--json",
+                 "--broker", redis_server.url],
+            )  # fmt: skip
+            doc = json.loads(result.stdout)
+            push = {f["url"]: f["push"] for f in doc["feeds"]}
+            assert push[a]["state"] == "failed"
+            assert "hub unreachable" in push[a]["line"]
+            assert push[b]["state"] == "failed"
+            assert "blocked" in push[b]["line"]
+            text = CliRunner().invoke(
+                cli,
+                ["status", "--shards-dir", str(tmp_path / "shards"), "--broker", redis_server.url],
+            )
+            assert text.stdout.count("failed (") == 2, text.stdout
+            assert procs.stop("scheduler") == 0
+        finally:
+            procs.stop_all()
+    lines = [line for line in procs.log("scheduler").splitlines() if "polling only" in line]
+    assert len(lines) == 2
+    assert all(" WARNING " in line for line in lines)
+    assert "Traceback" not in procs.log("scheduler")

@@ -384,9 +384,11 @@ def cluster_status(
     from podarchive.core.clock import utcnow
 
     count, feeds = _shard_feeds(shards_dir, shards)
-    workers, queued, where = _broker_view(broker_url, count) if broker_url else (None, None, None)
+    workers, queued, where, push = _broker_view(broker_url, count) if broker_url else (None,) * 4
     now = utcnow()
-    doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
+    doc = cluster_report(
+        count, feeds, now, threshold, workers=workers, queued=queued, broker=where, push=push or ()
+    )
     failing = bool(doc["failing"] or doc["workers_missing"])
     show_status(doc, as_json, lambda: render_cluster(doc, now), failing=failing)
 
@@ -407,14 +409,17 @@ def _shard_feeds(shards_dir: Path, shards: int | None) -> tuple[int, dict[int, A
     return count, feeds
 
 
-def _broker_view(broker_url: str, count: int) -> tuple[Any, dict[int, Any], str]:
-    """From the cluster's broker: its live workers, each shard's queue, and where it is."""
+def _broker_view(broker_url: str, count: int) -> tuple[Any, dict[int, Any], str, list[Any]]:
+    """From the cluster's broker: its live workers, each shard's queue, where it is, and the
+    scheduler's WebSub subscriptions."""
     _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
+    from podarchive.cluster.push import broker_subscriptions
 
     cluster = Cluster(broker_url)
     try:
-        return cluster.workers(), {k: cluster.queued(k) for k in range(count)}, cluster.where
+        queued = {k: cluster.queued(k) for k in range(count)}
+        return cluster.workers(), queued, cluster.where, broker_subscriptions(cluster)
     finally:
         cluster.close()
 

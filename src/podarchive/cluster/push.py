@@ -33,7 +33,7 @@ from pathlib import Path
 
 from podarchive.cluster.broker import PREFIX, Cluster, broker_errors
 from podarchive.cluster.dispatch import ClusterScheduler
-from podarchive.core.errors import PodarchiveError
+from podarchive.core.errors import BrokerError, PodarchiveError
 from podarchive.core.settings import Settings, env_int
 from podarchive.daemon.push import Links, PushManager, feed_links
 from podarchive.daemon.push_http import PushServer
@@ -53,6 +53,19 @@ def notices_key(url: str) -> str:
     return f"{PREFIX}:push:notices:{hashlib.sha1(url.encode()).hexdigest()}"
 
 
+def broker_subscriptions(cluster: Cluster) -> list[Subscription]:
+    """The scheduler's WebSub subscriptions kept in the broker, by feed URL."""
+    with broker_errors(cluster.url):
+        raw = cluster.redis.hgetall(SUBS_KEY)
+    subs = []
+    for value in raw.values():
+        try:
+            subs.append(Subscription(**json.loads(value)))
+        except (TypeError, ValueError):
+            continue  # written by another version: subscribed again
+    return sorted(subs, key=lambda sub: sub.feed_url)
+
+
 class _ShardReader(SnapshotsMixin, ArchiveReader):
     """A shard archive opened to read, with the feed bodies' reads (a hub's links)."""
 
@@ -65,15 +78,7 @@ class BrokerPushStore:
         self.cluster, self.shards_dir, self.shards = cluster, shards_dir, shards
 
     def load(self) -> list[Subscription]:
-        with broker_errors(self.cluster.url):
-            raw = self.cluster.redis.hgetall(SUBS_KEY)
-        subs = []
-        for value in raw.values():
-            try:
-                subs.append(Subscription(**json.loads(value)))
-            except (TypeError, ValueError):
-                continue  # written by another version: subscribed again
-        return subs
+        return broker_subscriptions(self.cluster)
 
     def links(self, urls: Collection[str]) -> Links | None:
         by_shard: dict[int, list[str]] = {}
@@ -90,6 +95,13 @@ class BrokerPushStore:
         return found
 
     def save(self, subs: Sequence[Subscription], notices: Sequence[PushNotice]) -> bool:
+        try:
+            self._save(subs, notices)
+        except BrokerError:
+            return False  # the broker is away (the scheduler says so): written later
+        return True
+
+    def _save(self, subs: Sequence[Subscription], notices: Sequence[PushNotice]) -> None:
         with broker_errors(self.cluster.url):
             pipe = self.cluster.redis.pipeline(transaction=False)
             for sub in subs:
@@ -100,7 +112,6 @@ class BrokerPushStore:
                 pipe.lpush(notices_key(notice.feed_url), json.dumps(value))
                 pipe.ltrim(notices_key(notice.feed_url), 0, NOTICES_KEPT - 1)
             pipe.execute()
-        return True
 
     def notices(self, url: str) -> list[PushNotice]:
         """The feed's notifications kept, oldest first."""
@@ -146,8 +157,8 @@ class ClusterPush:
         scheduler.adjust = self.manager.stretch
 
     def start(self) -> None:
+        self.manager.start()  # the subscriptions loaded before a callback can arrive
         self.server.start()
-        self.manager.start()
 
     def stop(self) -> None:
         self.server.stop()
