@@ -216,6 +216,12 @@ def test_subscribe_verify_notify_archives_at_once(tmp_path: Path, caplog) -> Non
         assert row[0] == "live"
         assert row[1] == 1
         assert row[2]
+        with Archive(db) as archive:  # every notification kept as evidence, signed or not
+            notices = archive.push_notices(feed_url)
+        assert [n.signature_valid for n in notices] == [False, False, False, True]
+        assert notices[-1].body == b"<rss>not the feed</rss>"
+        assert notices[-1].content_type == "application/rss+xml"
+        assert notices[-1].sha256 == hashlib.sha256(b"<rss>not the feed</rss>").hexdigest()
 
 
 def dataclass_replace(sub, callback: str):  # type: ignore[no-untyped-def]

@@ -43,7 +43,7 @@ def _example_field_v21(db: sqlite_utils.Database) -> None:
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _podping_v21,  # v21 (#29: the podping cursor)\n)"
+LAST_MIGRATION = "    _push_notices_v22,  # v22 (#29: notifications as evidence)\n)"
 
 
 def edit_once(text: str, old: str, new: str) -> str:

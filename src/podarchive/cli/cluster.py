@@ -35,6 +35,7 @@ from podarchive.cli.common import (
     translate_errors,
     verbosity,
 )
+from podarchive.cli.push import push_options, push_settings
 from podarchive.core.errors import ConfigError
 from podarchive.read.schedule_files import MAX_INTERVAL, load_schedules
 
@@ -205,6 +206,8 @@ def worker(
     help="Feeds of a shard per message (a message's own cost is spread over them).",
 )
 @click.option("--once", is_flag=True, help="One cycle, then exit (from cron, or to look).")
+@push_options
+@shards_dir_option
 @verbosity
 @translate_errors
 def scheduler(
@@ -216,6 +219,10 @@ def scheduler(
     hold: float,
     batch: int,
     once: bool,
+    listen: str | None,
+    public_url: str | None,
+    push_every: str,
+    shards_dir: Path,
 ) -> None:
     """Enqueue each due feed of the schedule files, once, on its shard's queue.
 
@@ -223,12 +230,17 @@ def scheduler(
     the broker); a claim in the broker keeps a second scheduler started by mistake from
     enqueueing anything twice. The first scheduler of a new cluster sets its number of
     shards (--shards N); 'podarchive reshard' changes it. A changed schedule file is read on
-    the next tick (a bad one keeps the last good schedule). SIGTERM stops it with exit 0,
+    the next tick (a bad one keeps the last good schedule). With --listen and --public-url
+    it subscribes to the WebSub hubs the shards' feeds name (it reads SHARDS_DIR) and a
+    notification enqueues its feed at once (docs/push.md). SIGTERM stops it with exit 0,
     Ctrl-C with 130.
     """
     _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
 
+    push = push_settings(listen, public_url, push_every)
+    if push is not None and once:
+        raise UsageFailure("--listen serves notifications: it does not go with --once")
     _cluster_logging()
     feeds = load_schedules(schedules_dir, allow_fast=allow_fast)  # a bad file is exit 2
     cluster = Cluster(broker_url)
@@ -236,7 +248,8 @@ def scheduler(
         runner = _cluster_scheduler(
             cluster, shards, schedules_dir, allow_fast, hold=hold, batch=batch, initial=feeds
         )
-        signum = _one_cycle(runner) if once else _run_until_stopped(runner, tick)
+        with _pushing(cluster, runner, push, shards_dir):
+            signum = _one_cycle(runner) if once else _run_until_stopped(runner, tick)
     finally:
         cluster.close()
     if signum == signal.SIGINT:
@@ -260,6 +273,22 @@ def _cluster_scheduler(
             )
     load = partial(load_schedules, schedules_dir, allow_fast=allow_fast)
     return ClusterScheduler(cluster, load, schedules_dir, **options)
+
+
+@contextmanager
+def _pushing(cluster: Any, runner: Any, push: Any, shards_dir: Path) -> Iterator[None]:
+    """The scheduler's WebSub side (#29) while the block runs, when asked for."""
+    if push is None:
+        yield
+        return
+    from podarchive.cluster.push import ClusterPush
+
+    side = ClusterPush(cluster, runner, run_settings(False), push, shards_dir)
+    side.start()
+    try:
+        yield
+    finally:
+        side.stop()
 
 
 def _one_cycle(runner: Any) -> int | None:
@@ -355,9 +384,11 @@ def cluster_status(
     from podarchive.core.clock import utcnow
 
     count, feeds = _shard_feeds(shards_dir, shards)
-    workers, queued, where = _broker_view(broker_url, count) if broker_url else (None, None, None)
+    workers, queued, where, push = _broker_view(broker_url, count) if broker_url else (None,) * 4
     now = utcnow()
-    doc = cluster_report(count, feeds, now, threshold, workers=workers, queued=queued, broker=where)
+    doc = cluster_report(
+        count, feeds, now, threshold, workers=workers, queued=queued, broker=where, push=push or ()
+    )
     failing = bool(doc["failing"] or doc["workers_missing"])
     show_status(doc, as_json, lambda: render_cluster(doc, now), failing=failing)
 
@@ -378,14 +409,17 @@ def _shard_feeds(shards_dir: Path, shards: int | None) -> tuple[int, dict[int, A
     return count, feeds
 
 
-def _broker_view(broker_url: str, count: int) -> tuple[Any, dict[int, Any], str]:
-    """From the cluster's broker: its live workers, each shard's queue, and where it is."""
+def _broker_view(broker_url: str, count: int) -> tuple[Any, dict[int, Any], str, list[Any]]:
+    """From the cluster's broker: its live workers, each shard's queue, where it is, and the
+    scheduler's WebSub subscriptions."""
     _need_cluster_extra()
     from podarchive.cluster.broker import Cluster
+    from podarchive.cluster.push import broker_subscriptions
 
     cluster = Cluster(broker_url)
     try:
-        return cluster.workers(), {k: cluster.queued(k) for k in range(count)}, cluster.where
+        queued = {k: cluster.queued(k) for k in range(count)}
+        return cluster.workers(), queued, cluster.where, broker_subscriptions(cluster)
     finally:
         cluster.close()
 

@@ -367,6 +367,17 @@ class Cluster:
             if mapping:
                 self.redis.zadd(due_key(shard), mapping, xx=True)
 
+    def make_due(self, shard: int, urls: Iterable[str]) -> None:
+        """Make these feeds of the index due now (a WebSub notification, #29); a feed the
+        index does not hold is due already (never stored) or gone (left so)."""
+        self.hold(shard, urls, 0.0)
+
+    def stamps(self, shard: int) -> dict[str, str]:
+        """The shard's stamps (URL → ``next_due_at`` as its archive has it, or ``gone``)."""
+        with broker_errors(self.url):
+            raw = self.redis.hgetall(stamps_key(shard))
+        return {_text(k): _text(v) for k, v in raw.items()}
+
     def index_size(self, shard: int) -> tuple[int, int]:
         """Feeds in the shard's index: (polled, gone)."""
         with broker_errors(self.url):

@@ -75,7 +75,17 @@ class ClusterScheduler:
         self._new: dict[int, set[str]] = {}  # per shard: scheduled URLs to offer as new
         self._seen_sync: dict[int, str | None] = {}
         self._told: set[int] = set()  # shards whose missing worker was logged
+        self._schedule: dict[str, FeedSchedule] = {}
+        #: set to cycle at once (a WebSub notification, #29: :mod:`.push`)
+        self.nudge = threading.Event()
+        #: called at the start of each cycle, and on each schedule entry enqueued (#29)
+        self.before_cycle: Callable[[], None] = lambda: None
+        self.adjust: Callable[[FeedSchedule], FeedSchedule] = lambda feed: feed
         self._apply(self.load() if initial is None else initial)
+
+    def schedule(self) -> dict[str, FeedSchedule]:
+        """Every scheduled feed by URL (the last good schedule)."""
+        return self._schedule
 
     def reload(self) -> bool:
         """Load the schedule files again; False (and the last good schedule kept) on error."""
@@ -101,6 +111,7 @@ class ClusterScheduler:
             added = {url for url in feeds_here if url not in before}
             self._new.setdefault(shard, set()).update(added)
         self._by_shard = by_shard
+        self._schedule = {url: feed for here in by_shard.values() for url, feed in here.items()}
 
     def cycle(self) -> CycleReport:
         """Claim and enqueue what is due now, shard by shard."""
@@ -112,6 +123,8 @@ class ClusterScheduler:
                 f"the cluster at {self.cluster.where} now has {have} shards, this scheduler "
                 f"{self.shards}: restart it"
             )
+        self.nudge.clear()
+        self.before_cycle()
         report = CycleReport()
         for shard in range(self.shards):
             self._cycle_shard(shard, report)
@@ -141,7 +154,8 @@ class ClusterScheduler:
             self.cluster.hold(shard, unscheduled, now + UNSCHEDULED_HOLD)
             for start in range(0, len(claimed), self.batch):
                 batch = claimed[start : start + self.batch]
-                self.cluster.enqueue_batch(shard, [(feeds[c.url], c.stamp) for c in batch])
+                entries = [(self.adjust(feeds[c.url]), c.stamp) for c in batch]
+                self.cluster.enqueue_batch(shard, entries)
             self._new[shard] = set()
             report.enqueued[shard] = report.enqueued.get(shard, 0) + len(claimed)
             report.unscheduled += len(unscheduled)
@@ -154,15 +168,21 @@ class ClusterScheduler:
         out (the next cycle tries again), never fatal.
 
         The daemon's waiting loop (:func:`~podarchive.daemon.loop.run_loop`), woken by
-        ``stop``. The due times are in the broker, where workers publish them at any time,
-        so each step looks at them again and none is known here: the loop sleeps a tick.
+        ``stop`` or :attr:`nudge`. The due times are in the broker, where workers publish them
+        at any time, so each step looks at them again and none is known here: the loop
+        sleeps a tick.
         """
         state = {"trouble": False}
 
         def step() -> None:
             state["trouble"] = self._logged_cycle(state["trouble"], tick)
 
-        run_loop(step, wake=stop, tick=tick, stopped=stop.is_set)
+        def stopping() -> None:
+            stop.wait()
+            self.nudge.set()
+
+        threading.Thread(target=stopping, name="podarchive-stop", daemon=True).start()
+        run_loop(step, wake=self.nudge, tick=tick, stopped=stop.is_set)
 
     def _logged_cycle(self, trouble: bool, tick: float) -> bool:
         """One :meth:`cycle`, logged; whether the broker is in trouble now."""

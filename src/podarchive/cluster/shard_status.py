@@ -13,11 +13,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from podarchive.core.clock import iso
+from podarchive.rules.push import Subscription
 from podarchive.tasks.status import (
     failing_lines,
     feed_lines,
     parse_time,
     plural,
+    push_lines,
     report,
     warning_lines,
 )
@@ -43,16 +45,18 @@ def cluster_report(
     workers: Mapping[int, Mapping[str, Any]] | None = None,
     queued: Mapping[int, int] | None = None,
     broker: str | None = None,
+    push: Sequence[Subscription] = (),
 ) -> dict[str, Any]:
     """The ``--json`` document: ``status``'s, its feeds from every shard (each with its
     ``shard``), ``daemon`` replaced by ``cluster`` (the shards, their workers and queues,
-    when the broker was asked). ``feeds_by_shard[k]`` is None for a shard with no archive."""
+    when the broker was asked). ``feeds_by_shard[k]`` is None for a shard with no archive;
+    ``push``: the scheduler's WebSub subscriptions, from the broker (#29)."""
     feeds = [
         {**feed, "shard": shard}
         for shard, rows in sorted(feeds_by_shard.items())
         for feed in rows or ()
     ]
-    doc = report(feeds, None, now, threshold)
+    doc = report(feeds, None, now, threshold, push=push)
     del doc["daemon"]
     detail = []
     for shard in range(shards):
@@ -79,6 +83,7 @@ def render_cluster(doc: Mapping[str, Any], now: datetime) -> str:
     """``status``'s table of every shard's feeds, then one line per shard."""
     lines = feed_lines(doc["feeds"], now) if doc["feeds"] else ["(no feeds in any shard yet)"]
     lines.extend(warning_lines(doc["feeds"]))
+    lines.extend(push_lines(doc["feeds"]))
     lines.append("")
     shards = doc["cluster"]["shards"]
     lines.extend(_shard_line(entry, shards, now) for entry in doc["cluster"]["detail"])

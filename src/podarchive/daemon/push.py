@@ -6,7 +6,11 @@ does the hub requests and the archive writes of the subscriptions; the HTTP endp
 (:mod:`.push_http`) calls :meth:`verify` and :meth:`notify`, which only read and change
 memory, so the endpoint never waits on the network or the archive. A valid notification
 makes the feed due now (``want``): the daemon polls it through the normal pipeline; the
-POSTed body is never taken as the feed.
+POSTed body is never taken as the feed, only kept as evidence (``push_notices``).
+
+Where the subscriptions live is a :class:`PushStore`: the daemon's is its archive
+(:class:`ArchivePushStore`); the cluster's scheduler has its own
+(:mod:`podarchive.cluster.push`).
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from podarchive.core.clock import iso, parse_iso, utcnow
 from podarchive.core.errors import ArchiveLocked, PodarchiveError, one_line
@@ -40,6 +44,7 @@ from podarchive.rules.push import (
 )
 from podarchive.runtime.lock import archive_lock
 from podarchive.store import Archive
+from podarchive.store.push import PushNotice
 
 T = TypeVar("T")
 
@@ -47,6 +52,66 @@ log = logging.getLogger("podarchive.daemon")
 PUSH_EVERY = timedelta(days=1)
 RETRY_FAILED = timedelta(hours=1)  # a hub that refused is asked again after this
 HUB_RATE = 10  # notifications per hub per second at most; more get 429
+NOTICES_WAITING = 1000  # notifications held in memory until written; the oldest go first
+Links = dict[str, tuple[str, str] | None]
+
+
+class PushStore(Protocol):
+    """Where a :class:`PushManager` keeps its subscriptions and learns what feeds name."""
+
+    def load(self) -> list[Subscription]:
+        """The subscriptions kept (at start)."""
+        ...
+
+    def links(self, urls: Collection[str]) -> Links | None:
+        """Each feed's hub and topic, as its latest stored body names them (None: both not
+        named); None when the store is busy (asked again on a later turn)."""
+        ...
+
+    def save(self, subs: Sequence[Subscription], notices: Sequence[PushNotice]) -> bool:
+        """Write these; False when the store is busy (written on a later turn)."""
+        ...
+
+
+class ArchivePushStore:
+    """The daemon's :class:`PushStore`: its archive, opened only under its lock and
+    ``mutex`` (held by whoever has the archive open in this process)."""
+
+    def __init__(self, db_path: Path, mutex: threading.Lock) -> None:
+        self.db_path, self.mutex = db_path, mutex
+
+    def load(self) -> list[Subscription]:
+        with Archive(self.db_path) as archive:
+            return archive.push_subscriptions()
+
+    def links(self, urls: Collection[str]) -> Links | None:
+        return self._with_archive(lambda a: {url: feed_links(a, url) for url in urls})
+
+    def save(self, subs: Sequence[Subscription], notices: Sequence[PushNotice]) -> bool:
+        def save(archive: Archive) -> bool:
+            for sub in subs:
+                archive.save_push_subscription(sub)
+            archive.save_push_notices(notices)
+            return True
+
+        return self._with_archive(save) is not None
+
+    def _with_archive(self, work: Callable[[Archive], T]) -> T | None:
+        """``work(archive)`` under the archive's lock; None when another process holds it."""
+        with self.mutex:
+            try:
+                lock = archive_lock(self.db_path).acquire()
+            except ArchiveLocked:
+                return None
+            with lock, Archive(self.db_path) as archive:
+                return work(archive)
+
+
+def feed_links(archive: Archive, url: str) -> tuple[str, str] | None:
+    """The hub and topic the feed's latest stored body names, if both."""
+    state = archive.feed_state(url)
+    body = archive.latest_feed_body(state.id) if state is not None else None
+    return hub_and_topic(scan(body[0]).channel.links) if body else None
 
 
 class PushManager:
@@ -56,7 +121,7 @@ class PushManager:
 
     def __init__(
         self,
-        db_path: Path,
+        db_path: Path | None,
         settings: Settings,
         *,
         public_url: str,
@@ -64,8 +129,10 @@ class PushManager:
         scheduled: Callable[[], Mapping[str, FeedSchedule] | None],
         push_every: timedelta = PUSH_EVERY,
         lease: int = DEFAULT_LEASE,
+        store: PushStore | None = None,
     ) -> None:
-        self.db_path, self.settings = db_path, settings
+        """``db_path``: the daemon's archive, the store (else ``store``, the cluster's)."""
+        self.settings = settings
         self.public_url = public_url.rstrip("/")
         self.want, self.scheduled = want, scheduled
         self.push_every, self.lease = push_every, lease
@@ -73,6 +140,11 @@ class PushManager:
         #: held by whoever has the archive open in this process: the daemon's cycle or the
         #: push thread (the archive has one writer at a time)
         self.archive_mutex = threading.Lock()
+        if store is None:
+            assert db_path is not None, "a PushManager needs an archive or a store"
+            store = ArchivePushStore(db_path, self.archive_mutex)
+        self.store: PushStore = store
+        self._notices: list[PushNotice] = []  # received, not written yet
         self._subs: dict[str, Subscription] = {}
         self._asked: dict[str, Asked] = {}  # callback → what was asked of its hub last
         self._pushed: set[str] = set()
@@ -89,9 +161,8 @@ class PushManager:
     # the daemon's side ------------------------------------------------------------------
 
     def start(self) -> None:
-        with Archive(self.db_path) as archive:
-            for sub in archive.push_subscriptions():
-                self._subs[sub.feed_url] = sub
+        for sub in self.store.load():
+            self._subs[sub.feed_url] = sub
         self._thread = threading.Thread(target=self._run, name="podarchive-push", daemon=True)
         self._thread.start()
 
@@ -179,8 +250,11 @@ class PushManager:
         with self._lock:
             return self._feed_of(callback) is not None
 
-    def notify(self, callback: str, signature: str | None, body: bytes) -> int:
-        """A content distribution POST: the HTTP status to answer (2xx unless unknown)."""
+    def notify(
+        self, callback: str, signature: str | None, body: bytes, content_type: str | None = None
+    ) -> int:
+        """A content distribution POST: the HTTP status to answer (2xx unless unknown).
+        Its body is kept as evidence (:class:`PushNotice`), signed or not."""
         now = time.monotonic()
         with self._lock:
             url = self._feed_of(callback)
@@ -189,9 +263,9 @@ class PushManager:
             sub = self._subs[url]
             if not self._hub_allows(sub.hub, now):
                 return 429
-            if sub.state not in ("live", "pending") or not signature_ok(
-                sub.secret, signature, body
-            ):
+            valid = sub.state in ("live", "pending") and signature_ok(sub.secret, signature, body)
+            self._keep_notice(sub, body, valid=valid, content_type=content_type)
+            if not valid:
                 why = "no signature" if not signature else "a bad signature"
                 log.warning("push: notification for %s ignored: %s", url, why)
                 return 202
@@ -204,6 +278,21 @@ class PushManager:
         self.want(url)
         self._wake.set()
         return 202
+
+    def _keep_notice(
+        self, sub: Subscription, body: bytes, *, valid: bool, content_type: str | None
+    ) -> None:
+        """Under ``_lock``: the notification kept as evidence, written by the push thread."""
+        notice = PushNotice.of(
+            sub.feed_url,
+            sub.topic,
+            body,
+            received_at=iso(utcnow()),
+            signature_valid=valid,
+            content_type=content_type,
+        )
+        self._notices = [*self._notices[-(NOTICES_WAITING - 1) :], notice]
+        self._wake.set()
 
     def _feed_of(self, callback: str) -> str | None:
         for url, sub in self._subs.items():
@@ -250,7 +339,7 @@ class PushManager:
         with self._lock:
             look, self._look = self._look & set(scheduled), set()
         if look:
-            found = self._with_archive(lambda a: {url: self._links(a, url) for url in look})
+            found = self.store.links(look)
             if found is None:  # another process has the archive: look again next turn
                 with self._lock:
                     self._look |= look
@@ -273,13 +362,6 @@ class PushManager:
             asked = parse_iso(sub.asked_at)
             return asked is None or asked + RETRY_FAILED <= now
         return False
-
-    @staticmethod
-    def _links(archive: Archive, url: str) -> tuple[str, str] | None:
-        """The hub and topic the feed's latest body names, if both."""
-        state = archive.feed_state(url)
-        body = archive.latest_feed_body(state.id) if state is not None else None
-        return hub_and_topic(scan(body[0]).channel.links) if body else None
 
     def _discover(self, feed: FeedSchedule, found: tuple[str, str] | None) -> None:
         with self._lock:
@@ -341,25 +423,11 @@ class PushManager:
     def _flush(self) -> None:
         with self._lock:
             dirty = [self._subs[url] for url in sorted(self._dirty)]
+            notices, self._notices = self._notices, []
             self._dirty.clear()
-        if not dirty:
+        if not dirty and not notices:
             return
-
-        def save(archive: Archive) -> bool:
-            for sub in dirty:
-                archive.save_push_subscription(sub)
-            return True
-
-        if self._with_archive(save) is None:  # written on a later turn
+        if not self.store.save(dirty, notices):  # written on a later turn
             with self._lock:
                 self._dirty.update(sub.feed_url for sub in dirty)
-
-    def _with_archive(self, work: Callable[[Archive], T]) -> T | None:
-        """``work(archive)`` under the archive's lock; None when another process holds it."""
-        with self.archive_mutex:
-            try:
-                lock = archive_lock(self.db_path).acquire()
-            except ArchiveLocked:
-                return None
-            with lock, Archive(self.db_path) as archive:
-                return work(archive)
+                self._notices = [*notices, *self._notices][-NOTICES_WAITING:]

@@ -84,7 +84,8 @@ async def _notify(
             return
         if not message.get("more_body"):
             break
-    await _reply(send, push.notify(token, headers.get("x-hub-signature"), body))
+    signature, kind = headers.get("x-hub-signature"), headers.get("content-type")
+    await _reply(send, push.notify(token, signature, body, kind))
 
 
 async def _reply(send: Send, status: int, body: bytes = b"") -> None:

@@ -45,6 +45,7 @@ from .migrations_images import _image_files_v17
 from .migrations_links import LINK_URL_INDEX, LINK_URL_INDEX_SQL, _links_v20
 from .migrations_podping import _podping_v21
 from .migrations_push import _push_subscriptions_v18
+from .migrations_push_notices import _push_notices_v22
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
 
@@ -303,5 +304,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _change_indexes_v19,  # v19 (#28: the change feed)
     _links_v20,  # v20 (#28: link queries)
     _podping_v21,  # v21 (#29: the podping cursor)
+    _push_notices_v22,  # v22 (#29: notifications as evidence)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

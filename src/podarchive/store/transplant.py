@@ -72,9 +72,9 @@ BODY_TABLES = ("documents", "snapshots")  # the content tables that know their f
 MERGED_TABLES = {"hosts": "host"}  # table → its key; merged whole into every destination
 PAYLOAD_TABLES = {"media_payloads": "sha256"}  # table → its content key, which rows refer to
 #: The running daemon's own state, not the archive's record: its WebSub subscriptions (#29)
-#: are not moved; the daemon of the archive a feed lands in subscribes it again; nor its
-#: podping cursor.
-LOCAL_TABLES = frozenset({"push_subscriptions", "podping_cursor"})
+#: and the notifications they got are not moved; the daemon of the archive a feed lands in
+#: subscribes it again; nor its podping cursor.
+LOCAL_TABLES = frozenset({"push_subscriptions", "push_notices", "podping_cursor"})
 #: An audit's identity across archives (its id is each archive's own).
 AUDIT_KEY = "SELECT sha256, checked_at, expected, found, outcome FROM fixity_events"
 OWNERS = ("feeds", "episodes")  # an owned table refers to one of these
