@@ -99,7 +99,10 @@ class _LeanContext(_context.ForkServerContext):
 
 def lean_forkserver(preload: list[str]) -> multiprocessing.context.BaseContext:
     """A ``forkserver`` context whose server imports ``preload`` and whose processes do not
-    import the parent's main module."""
-    ctx = _LeanContext()
+    import the parent's main module (on the Pythons whose launch :class:`_LeanPopen` copies;
+    on later ones, the plain ``forkserver``)."""
+    ctx = (
+        _LeanContext() if sys.version_info < (3, 14) else multiprocessing.get_context("forkserver")
+    )
     ctx.set_forkserver_preload(preload)
     return ctx
