@@ -211,3 +211,10 @@ def _chunks(split: FeedSplit, indexes: Sequence[int]) -> list[list[int]]:
         groups[-1].append(i)
         size += b - a
     return groups
+
+
+def loaded_modules() -> frozenset[str]:
+    """The names of the modules this process has imported (what a worker costs, #30)."""
+    import sys
+
+    return frozenset(name for name, module in sys.modules.items() if module is not None)

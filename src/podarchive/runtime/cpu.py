@@ -9,7 +9,14 @@ run hands them to a :class:`CpuLane`:
   whose only change is its ``lastBuildDate`` never pays for a process;
 * once a run has handed the lane more than ``start_after`` bytes of markup, the lane starts
   one worker process per core (``forkserver``, with the parsers preloaded) and sends the rest
-  there, so a first ingest or a backfill uses every core.
+  there, so a first ingest or a backfill uses every core;
+* a run of a few feeds (fewer than :data:`FEW_FEEDS`) parses in its own process unless it
+  reads more than :data:`FEW_FEEDS_START_AFTER` of markup (:func:`lane_plan`, #30): a fork
+  server and a worker per core cost about 50 MB of memory each, more than the whole run
+  otherwise needs, for a few seconds of parsing saved at best.
+
+Inline jobs run one at a time (the GIL runs one anyway): the run's memory holds one parse,
+not one per fetch thread.
 
 The calling thread waits for its job without holding the GIL. :meth:`CpuLane.abort` makes
 every wait give up at once with :class:`~podarchive.core.errors.Abandoned`.
@@ -41,7 +48,7 @@ from typing import Any, TypeVar
 
 from podarchive.core.errors import Abandoned, PodarchiveError
 from podarchive.runtime.malloc import return_big_blocks
-from podarchive.runtime.pool import SafePool
+from podarchive.runtime.pool import SafePool, lean_forkserver
 
 T = TypeVar("T")
 log = logging.getLogger("podarchive")
@@ -50,6 +57,10 @@ log = logging.getLogger("podarchive")
 PRELOAD = ["podarchive.read.jobs", "podarchive.read.extract"]
 #: Bytes of markup a run handles inline before it starts worker processes.
 START_AFTER = 1024 * 1024
+#: Runs of fewer feeds than this parse in their own process (see :func:`lane_plan`)...
+FEW_FEEDS = 32
+#: ...unless they read more markup than this: a backfill of a long feed still gets workers.
+FEW_FEEDS_START_AFTER = 32 * 1024 * 1024
 _POLL = 0.1  # seconds between checks for an abort while waiting on a worker
 
 
@@ -59,6 +70,23 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
+
+
+def lane_plan(feeds: int | None, processes: int = 0) -> tuple[int, int]:
+    """(processes, start_after) of the CPU lane of a run of ``feeds`` feeds (None: unknown,
+    a stream), with the ``processes`` setting (0: sized by the run; 1: none; more: that many
+    workers, after :data:`START_AFTER` bytes, whatever the run's size).
+
+    With the default, a run of fewer than :data:`FEW_FEEDS` feeds waits for
+    :data:`FEW_FEEDS_START_AFTER` bytes rather than :data:`START_AFTER`. Measured on 2
+    cores (#30): 10 feeds of 300 episodes (18 MB of markup) take about 10 s of parsing, and
+    the pool for it (fork server, two workers, multiprocessing's resource tracker) took
+    the process tree from about 100 MB to 234 MB. Above it, or past those bytes (a long
+    feed's backfill), parsing is long enough to be worth every core.
+    """
+    if processes == 0 and feeds is not None and feeds < FEW_FEEDS:
+        return processes, FEW_FEEDS_START_AFTER
+    return processes, START_AFTER
 
 
 class CpuLane:
@@ -73,6 +101,7 @@ class CpuLane:
         self.processes = processes if processes > 0 else usable_cores()
         self.start_after = START_AFTER if start_after is None else start_after
         self._handled = 0
+        self._inline = threading.RLock()  # one inline job at a time (re-entered by read_items)
         self._pool: SafePool | None = None
         #: the workers' lifeline (read end, write end), made with the first pool
         self._lifeline: tuple[Connection[Any, Any], Connection[Any, Any]] | None = None
@@ -81,6 +110,12 @@ class CpuLane:
         #: jobs sent to the pool and not collected, over every calling thread: what waits
         #: in the pool's queue (a big feed's chunks, pages) stays a few jobs' worth (#15)
         self._slots = threading.Semaphore(2 * self.processes)
+
+    @classmethod
+    def for_run(cls, feeds: int | None, processes: int = 0) -> CpuLane:
+        """The lane of a run of ``feeds`` feeds (None: not known), sized by :func:`lane_plan`."""
+        size, start_after = lane_plan(feeds, processes)
+        return cls(size, start_after)
 
     def __enter__(self) -> CpuLane:
         return self
@@ -119,7 +154,7 @@ class CpuLane:
         tried once more in a fresh pool, then fails alone with a :class:`PodarchiveError`.
         """
         if not self._parallel(weight):
-            return [fn(*args) for args in argsets]
+            return self._inline_map(fn, argsets)
         results: list[T] = []
         waiting: deque[tuple[Future[T], tuple[Any, ...]]] = deque()
         jobs = iter(argsets)
@@ -142,6 +177,16 @@ class CpuLane:
                 future.cancel()
                 self._slots.release()
         return results
+
+    def _inline_map(self, fn: Callable[..., T], argsets: Iterable[tuple[Any, ...]]) -> list[T]:
+        """The jobs in this thread, while no other thread runs one inline."""
+        while not self._inline.acquire(timeout=_POLL):
+            if self._abort.is_set():
+                raise Abandoned()
+        try:
+            return [fn(*args) for args in argsets]
+        finally:
+            self._inline.release()
 
     def _take_slot(
         self,
@@ -267,7 +312,5 @@ def _die_at_eof(lifeline: Connection[Any, Any]) -> None:
 def _context() -> multiprocessing.context.BaseContext:
     """``forkserver`` where there is one (never ``fork`` from a threaded process), else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
-        return ctx
+        return lean_forkserver(PRELOAD)
     return multiprocessing.get_context("spawn")  # pragma: no cover - Windows

@@ -7,15 +7,28 @@ what it no longer waits for): the manager thread dies with a traceback on stderr
 pool's remaining workers are left to the lifeline. Later Pythons catch that error in
 ``terminate_broken``; :class:`SafePool` does the same on 3.11 and is the plain executor
 elsewhere.
+
+:func:`lean_forkserver` is the ``forkserver`` start method without multiprocessing's re-run
+of the parent's main module in every worker (#30): run as the ``podarchive`` console script,
+that re-run imported the whole command-line tool (click, httpx, sqlite-utils) into each
+worker, for nothing: a worker runs module-level functions of the modules it is given.
 """
 
 from __future__ import annotations
 
+import io
+import multiprocessing
+import os
 import sys
 from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from concurrent.futures import process as _process
 from contextlib import suppress
+from multiprocessing import context as _context
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from typing import Any
+
+#: What a child's preparation data says about the parent's main module (see _LeanPopen).
+_MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
 
 
 class _ManagerThread(_process._ExecutorManagerThread):
@@ -48,3 +61,48 @@ class SafePool(ProcessPoolExecutor):
                 _process._threads_wakeups[self._executor_manager_thread] = (
                     self._executor_manager_thread_wakeup
                 )
+
+
+class _LeanPopen(popen_forkserver.Popen):
+    """``forkserver``'s launch (CPython 3.11-3.13's, line for line), with the parent's main
+    module left out of what the child prepares: the child imports the modules its target
+    needs, not the script that started the parent."""
+
+    def _launch(self, process_obj: Any) -> None:
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        for key in _MAIN_KEYS:
+            prep_data.pop(key, None)
+        buf = io.BytesIO()
+        _context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            _context.set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
+        parent_w = os.dup(w)  # the child's sentinel of its parent, as the original keeps
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))  # type: ignore[attr-defined]
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _LeanProcess(_context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> _LeanPopen:
+        return _LeanPopen(process_obj)
+
+
+class _LeanContext(_context.ForkServerContext):
+    Process = _LeanProcess
+
+
+def lean_forkserver(preload: list[str]) -> multiprocessing.context.BaseContext:
+    """A ``forkserver`` context whose server imports ``preload`` and whose processes do not
+    import the parent's main module (on the Pythons whose launch :class:`_LeanPopen` copies;
+    on later ones, the plain ``forkserver``)."""
+    ctx = (
+        _LeanContext() if sys.version_info < (3, 14) else multiprocessing.get_context("forkserver")
+    )
+    ctx.set_forkserver_preload(preload)
+    return ctx

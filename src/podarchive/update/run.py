@@ -162,6 +162,7 @@ def update_feeds(
         hosts=hosts,
         recheck_media=recheck_media,
         progress=progress,
+        feeds=len(listed),
     )
 
 
@@ -205,6 +206,7 @@ def update_stream(
     on_done: Callable[[str, FeedReport | None], None] | None = None,
     recheck_media: bool = False,
     progress: RunWatcher | None = None,
+    feeds: int | None = None,
 ) -> RunReport:
     """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
     messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
@@ -218,6 +220,7 @@ def update_stream(
     own threads), unless stopping; ``recheck_media`` makes every stored file due for a
     conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media:
     a cluster worker hands them to its own media thread (:mod:`podarchive.cluster.media`).
+    ``feeds``: how many feeds ``source`` holds, when known (the CPU lane is sized by it).
     """
     settings = settings or Settings()
     report = RunReport()
@@ -230,7 +233,7 @@ def update_stream(
     known: KnownItems | None = archive.known_items() if settings.item_cache else None
     with (
         Fetcher(settings, transport=transport, blocked_hosts=blocks, hosts=hosts) as fetcher,
-        CpuLane(settings.processes) as cpu,
+        CpuLane.for_run(feeds, settings.processes) as cpu,
     ):
         workers = _Workers(fetcher, threads, cpu, known)
         flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
