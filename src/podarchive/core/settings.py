@@ -100,7 +100,8 @@ class Settings:
     )
     processes: int = _setting(
         0,
-        "Worker processes that parse feeds and pages in a big run (0: one per core once a run is worth it: 32 feeds or more, or 32 MiB of markup; 1: none).",
+        "Worker processes that parse feeds and pages in a big run (0: one per core once a run"
+        " is worth it: 32 feeds or more, or 32 MiB of markup; 1: none).",
         0,
         256,
     )
