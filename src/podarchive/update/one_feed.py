@@ -100,6 +100,8 @@ class FeedReport:
     files_failed: int = 0
     source: str = ""  # the schedule file the feed is in ("" for ad hoc feeds)
     kept_fewer: str | None = None  # the body lost episodes: one line from run (#23)
+    #: (next_due_at, gone) as stored: what a cluster worker publishes, without a read (#30)
+    due: tuple[str | None, bool] | None = None
     #: what failed this run among its pages and files: (kind, error), kind "page",
     #: "transcript" or "chapters" (:func:`podarchive.tasks.status.problem_line` sums them up)
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -302,6 +304,7 @@ def store_feed(
     if unchanged is not None:
         report.not_modified = True
         archive.store_unchanged(unchanged)
+        report.due = (unchanged.next_due_at, False)
         return report
     with archive.transaction():
         if outcome.error is not None:
@@ -313,11 +316,9 @@ def store_feed(
         report.moved_to = _apply_moves(archive, outcome, now, settings)
         state = archive.feed_state(outcome.state.url)
         assert state is not None
-        archive.set_schedule_state(
-            state.id,
-            next_due_at=None if state.gone_at else iso(feed_due_at(state, outcome.schedule, {})),
-            not_before=state.not_before,
-        )
+        due = None if state.gone_at else iso(feed_due_at(state, outcome.schedule, {}))
+        archive.set_schedule_state(state.id, next_due_at=due, not_before=state.not_before)
+    report.due = (due, state.gone_at is not None)
     return report
 
 
