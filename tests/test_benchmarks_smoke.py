@@ -23,6 +23,7 @@ SCRIPTS = [
     "export_warc.py",
     "capture_cost.py",
     "push_latency.py",
+    "unchanged_poll.py",
 ]
 
 

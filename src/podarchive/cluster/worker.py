@@ -294,7 +294,10 @@ class ShardWorker:
         else:
             self.counts.failed += 1
         assert self._archive is not None
-        self._queue_publish(DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url))
+        if report.due is not None:  # as stored: no read of it back (#30)
+            self._queue_publish([DueEntry(url, *report.due)])
+        else:
+            self._queue_publish(DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url))
         if job is not None:
             if report.ok and job.schedule.media:
                 self._want_media(job.schedule, report)

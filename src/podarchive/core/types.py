@@ -97,8 +97,7 @@ class Tag:
     """One element outside RSS's own vocabulary (``podcast:*``, ``psc:*``, ``media:*``…), kept
     losslessly (#13). A scope's tags are flattened in document order: ``parent`` is the index
     of the parent element in the same tuple (None at the top, a direct child of the channel
-    or item); descendants of a captured element are captured too, whatever their namespace.
-    """
+    or item); descendants of a captured element are captured too, whatever their namespace."""
 
     namespace: str  # the namespace URI as written ("" for an unqualified child)
     name: str  # the local name
@@ -288,8 +287,7 @@ class Capture:
     ``Content-Encoding`` was undone (``exchange.content_encoding`` says what it was); it is
     None for an exchange without a body (a redirect hop, a 304). ``body_ref`` is where those
     exact bytes are kept; None when the body was received but not kept (a page whose notes
-    were current: the bytes are gone, the digest and size remain).
-    """
+    were current: the bytes are gone, the digest and size remain)."""
 
     id: int
     kind: CaptureKind
@@ -365,6 +363,8 @@ class FeedState:
     #: ``current_url`` is the configured URL or was reached from it by its hosts' own
     #: permanent redirects only: fetched trusted. False after a move by feed content.
     fetch_trusted: bool = True
+    redirects: bool = True  # feed_redirects may hold sightings (#30: if none, none to clear)
+    fetch_settings: str | None = None  # its pages' and files' fetch settings, as last stored
 
     @property
     def current_url(self) -> str:

@@ -76,9 +76,10 @@ def cycle_update(
             if push is not None:
                 push.polled(r.url for r in report.feeds if r.ok)
             blocks = archive.host_blocks(iso(utcnow()))
+            states = archive.feed_states()  # one read, however many feeds (#30)
             waiting = {}  # every feed's next due time, polled or not: the daemon sleeps till then
             for feed in feeds:
-                state = archive.feed_state(feed.url)
+                state = states.get(feed.url)
                 if state is not None and state.gone_at is None:
                     waiting[feed.url] = feed_due_at(state, feed, blocks)
         return CycleResult(

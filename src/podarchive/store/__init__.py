@@ -80,7 +80,7 @@ from .episodes import (
 )
 from .feed_history import HISTORY_EPISODE_COLUMNS, FeedHistoryMixin, KnownItems
 from .feed_reads import FEED_STATE_COLUMNS, FeedReadsMixin
-from .feeds import FeedSave, FeedsMixin
+from .feeds import FeedSave, FeedsMixin, UnchangedPoll
 from .fetch_log import FetchLogMixin
 from .images import ImagesMixin
 from .media import MediaMixin, MediaState, MediaTask
@@ -164,6 +164,7 @@ __all__ = [
     "EpisodeWrite",
     "FeedHistory",
     "FeedSave",
+    "UnchangedPoll",
     "FeedState",
     "FetchRecord",
     "Fixity",

@@ -146,6 +146,22 @@ def _content_type(headers: Headers) -> str | None:
     return None
 
 
+def _insert_capture_sql(kind: str) -> str:
+    """A capture's INSERT that finds its header sets (by SHA-256) and its body's home."""
+    home, body_sql = _BODY_HOME[kind]
+    refs = {"snapshot": "NULL", "document": "NULL", "media": "NULL"}
+    refs[home] = f"({body_sql})"
+    headers = "(SELECT id FROM header_sets WHERE sha256 = ?)"
+    return (
+        "INSERT INTO captures (kind, feed_id, episode_id, method, url, http_version, status, "
+        "reason, request_headers_id, response_headers_id, content_encoding, remote_ip, "
+        "started_at, body_sha256, body_size, software, response_values, snapshot_id, "
+        "document_id, payload_sha256) "
+        f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {headers}, {headers}, ?, ?, ?, ?, ?, ?, ?, "
+        f"{refs['snapshot']}, {refs['document']}, {refs['media']})"
+    )
+
+
 class CapturesMixin(Connection):
     """Records each stored body's exchanges and reads them back for an export."""
 
@@ -157,7 +173,10 @@ class CapturesMixin(Connection):
 
     @property
     def has_captures(self) -> bool:
-        return self.schema_version >= 15
+        if getattr(self, "_captures_known", False):  # versions only grow: asked once (#30)
+            return True
+        self._captures_known = self.schema_version >= 15
+        return self._captures_known
 
     # writes -------------------------------------------------------------------------------
 
@@ -177,64 +196,57 @@ class CapturesMixin(Connection):
         to the last exchange when that is a 2xx; it is linked to where a body with that
         digest is kept for ``kind`` (an unchanged or deduplicated body: the existing
         snapshot, document or payload). Call it in the transaction that stored the body.
+        Two statements for a one-exchange fetch (#30): the header sets (kept if new), then
+        the capture, which finds its header sets and its body's home itself.
         """
         if not exchanges or not self.has_captures:
             return []
-        ids = []
         with self.transaction():
-            last = len(exchanges) - 1
-            for i, exchange in enumerate(exchanges):
-                with_body = i == last and 200 <= exchange.status < 300 and body_sha256 is not None
-                ids.append(
-                    self._insert_capture(
-                        exchange, kind, feed_id, episode_id,
-                        body_sha256 if with_body else None, body_size if with_body else None,
-                    )
-                )  # fmt: skip
-        return ids
+            return self._insert_captures(
+                exchanges, kind, feed_id, episode_id, body_sha256, body_size
+            )
 
-    def _insert_capture(
+    def _insert_captures(
         self,
-        exchange: Exchange,
-        kind: str,
+        exchanges: Sequence[Exchange],
+        kind: CaptureKind,
         feed_id: int | None,
         episode_id: int | None,
         body_sha256: str | None,
         body_size: int | None,
-    ) -> int:
-        refs: dict[str, Any] = {"snapshot": None, "document": None, "media": None}
-        if body_sha256 is not None:
-            home, sql = _BODY_HOME[kind]
-            found = self.db.execute(sql, [body_sha256]).fetchone()
-            refs[home] = found[0] if found else None
-        template, values = split_volatile(exchange.response_headers)
-        cursor = self.db.execute(
-            "INSERT INTO captures (kind, feed_id, episode_id, method, url, http_version, status, "
-            "reason, request_headers_id, response_headers_id, content_encoding, remote_ip, "
-            "started_at, body_sha256, body_size, snapshot_id, document_id, payload_sha256, "
-            "software, response_values) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                kind, feed_id, episode_id, exchange.method, exchange.url, exchange.http_version,
-                exchange.status, exchange.reason, self._header_set(exchange.request_headers),
-                self._header_set(template), exchange.content_encoding,
-                exchange.remote_ip, exchange.started_at, body_sha256, body_size,
-                refs["snapshot"], refs["document"], refs["media"], SOFTWARE,
-                json.dumps(values, ensure_ascii=False) if values else None,
-            ],
-        )  # fmt: skip
-        return int(cursor.lastrowid or 0)
-
-    def _header_set(self, headers: Iterable[tuple[str, str | None]]) -> int:
-        """The id of this header list in ``header_sets``, stored now if it is new."""
-        text, digest = canonical_headers(headers)
-        found = self.db.execute("SELECT id FROM header_sets WHERE sha256 = ?", [digest]).fetchone()
-        if found is not None:
-            return int(found[0])
-        cursor = self.db.execute(
-            "INSERT INTO header_sets (sha256, headers) VALUES (?, ?)", [digest, text]
+    ) -> list[int]:
+        """:meth:`record_captures` inside the caller's transaction (no savepoint)."""
+        if not exchanges or not self.has_captures:
+            return []
+        last = len(exchanges) - 1
+        rows: list[list[Any]] = []
+        sets: dict[bytes, str] = {}
+        for i, exchange in enumerate(exchanges):
+            with_body = i == last and 200 <= exchange.status < 300 and body_sha256 is not None
+            template, values = split_volatile(exchange.response_headers)
+            request_text, request_digest = canonical_headers(exchange.request_headers)
+            response_text, response_digest = canonical_headers(template)
+            sets.setdefault(request_digest, request_text)
+            sets.setdefault(response_digest, response_text)
+            rows.append(
+                [
+                    kind, feed_id, episode_id, exchange.method, exchange.url,
+                    exchange.http_version, exchange.status, exchange.reason, request_digest,
+                    response_digest, exchange.content_encoding, exchange.remote_ip,
+                    exchange.started_at, body_sha256 if with_body else None,
+                    body_size if with_body else None, SOFTWARE,
+                    json.dumps(values, ensure_ascii=False) if values else None,
+                    body_sha256 if with_body else None,
+                ]
+            )  # fmt: skip
+        self.db.execute(
+            "INSERT INTO header_sets (sha256, headers) VALUES "
+            + ", ".join(["(?, ?)"] * len(sets))
+            + " ON CONFLICT(sha256) DO NOTHING",
+            [value for pair in sets.items() for value in pair],
         )
-        return int(cursor.lastrowid or 0)
+        sql = _insert_capture_sql(kind)
+        return [int(self.db.execute(sql, row).lastrowid or 0) for row in rows]
 
     # reads --------------------------------------------------------------------------------
 

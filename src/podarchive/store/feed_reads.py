@@ -3,7 +3,8 @@ reader alike: :class:`~podarchive.store.Archive` and :class:`~podarchive.store.A
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from podarchive.core.types import MOVED_BY_CONTENT, FeedState
 
@@ -23,18 +24,34 @@ FETCH_TRUSTED = (
 )
 
 
+#: a feed's stored state (:func:`state_of`), its name last: one statement per feed (#30)
+STATE_SELECT = (
+    f"SELECT {', '.join(FEED_STATE_COLUMNS)}, {FETCH_TRUSTED}, "
+    "EXISTS (SELECT 1 FROM feed_redirects r WHERE r.feed_id = feeds.id), fetch_settings, name "
+    "FROM feeds"
+)
+
+
+def state_of(row: Sequence[Any]) -> FeedState:
+    """A :data:`STATE_SELECT` row as the feed's state."""
+    columns = dict(zip(FEED_STATE_COLUMNS, row[: len(FEED_STATE_COLUMNS)], strict=True))
+    trusted, redirects, settings = row[len(FEED_STATE_COLUMNS) : len(FEED_STATE_COLUMNS) + 3]
+    return FeedState(
+        **columns, fetch_trusted=bool(trusted), redirects=bool(redirects), fetch_settings=settings
+    )
+
+
 class FeedReadsMixin(Connection):
     """A feed's stored state, the feeds of the archive and when they are due."""
 
     def feed_state(self, url: str) -> FeedState | None:
-        row = self.db.execute(
-            f"SELECT {', '.join(FEED_STATE_COLUMNS)}, {FETCH_TRUSTED} FROM feeds WHERE url = ?",
-            [MOVED_BY_CONTENT, url],
-        ).fetchone()
-        if row is None:
-            return None
-        columns = dict(zip(FEED_STATE_COLUMNS, row[:-1], strict=True))
-        return FeedState(**columns, fetch_trusted=bool(row[-1]))
+        row = self.db.execute(f"{STATE_SELECT} WHERE url = ?", [MOVED_BY_CONTENT, url]).fetchone()
+        return None if row is None else state_of(row)
+
+    def feed_states(self) -> dict[str, FeedState]:
+        """Every feed's state by its configured URL, in one statement (a run's due-ness)."""
+        rows = self.db.execute(STATE_SELECT, [MOVED_BY_CONTENT])
+        return {str(row[1]): state_of(row) for row in rows}
 
     def due_stamps(self, url: str | None = None) -> Iterator[tuple[str, str | None, bool]]:
         """(url, next_due_at, gone) of every feed, or of the feed configured as ``url``: what

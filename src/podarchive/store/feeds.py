@@ -11,7 +11,10 @@ from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 from podarchive.core.types import (
+    MOVED_BY_CONTENT,
+    CaptureKind,
     EpisodeWrite,
+    Exchange,
     FeedState,
     FetchRecord,
     Row,
@@ -22,6 +25,7 @@ from podarchive.core.types import (
 from podarchive.rules.history import FEED_TRACKED, changed_feed_fields
 
 from .base import Connection
+from .feed_reads import STATE_SELECT, state_of
 from .schema import FEED_META_COLUMNS
 
 
@@ -54,6 +58,27 @@ class FeedSave:
     channel_tags: Sequence[Tag] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class UnchangedPoll:
+    """An unchanged poll (a 304, or the body kept last) to store (:meth:`FeedsMixin.
+    store_unchanged`): its fetch state with when it is next due, its fetch log, its
+    captures (#27) and, when ``clear_redirects``, the end of its redirect sightings."""
+
+    feed_id: int
+    _: KW_ONLY
+    status: int
+    etag: str | None
+    last_modified: str | None
+    now: str
+    records: Sequence[FetchRecord]
+    next_due_at: str | None
+    not_before: str | None
+    exchanges: Sequence[Exchange] = ()
+    body_sha256: str | None = None  # a 200 with the body kept last: its SHA-256 and size
+    body_size: int | None = None
+    clear_redirects: bool = True
+
+
 def _json(values: Sequence[Any]) -> str | None:
     return json.dumps(list(values), ensure_ascii=False) if values else None
 
@@ -83,6 +108,16 @@ class FeedsMixin(Connection):
             feed_id: int | None,
             episode_id: int | None = None,
         ) -> None: ...
+        # CapturesMixin
+        def _insert_captures(
+            self,
+            exchanges: Sequence[Exchange],
+            kind: CaptureKind,
+            feed_id: int | None,
+            episode_id: int | None,
+            body_sha256: str | None,
+            body_size: int | None,
+        ) -> list[int]: ...
         # SnapshotsMixin
         def _keep_snapshot(
             self, feed_id: int, digest: str, snapshot: Snapshot, now: str
@@ -100,11 +135,9 @@ class FeedsMixin(Connection):
 
     def ensure_feed(self, url: str, name: str | None, now: str) -> FeedState:
         """The feed's stored state, adding a row for a feed seen for the first time."""
-        known = self.db.execute("SELECT name FROM feeds WHERE url = ?", [url]).fetchone()
-        if known is not None and (name is None or known[0] == name):
-            state = self.feed_state(url)  # nothing to write: no transaction on every run
-            assert state is not None
-            return state
+        row = self.db.execute(f"{STATE_SELECT} WHERE url = ?", [MOVED_BY_CONTENT, url]).fetchone()
+        if row is not None and (name is None or row[-1] == name):
+            return state_of(row)  # one read, nothing to write: no transaction on every run (#30)
         with self.transaction():
             self.db.execute(
                 "INSERT INTO feeds (url, name, first_seen_at, tags_filled_at) VALUES (?, ?, ?, ?) "
@@ -159,6 +192,27 @@ class FeedsMixin(Connection):
         with self.transaction():
             self._update_fetch_state(feed_id, status, etag, last_modified, None, now)
             self._log(records, feed_id=feed_id)
+
+    def store_unchanged(self, poll: UnchangedPoll) -> None:
+        """An unchanged poll in one transaction of few statements (#30): one UPDATE of the
+        feed (fetch state and schedule), its fetch log, its captures; the redirect
+        sightings are deleted only when there may be some."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE feeds SET last_fetched_at = :now, last_success_at = :now, "
+                "last_status = :status, last_error = NULL, error_count = 0, gone_at = NULL, "
+                "etag = coalesce(:etag, etag), last_modified = coalesce(:lm, last_modified), "
+                "next_due_at = :due, not_before = :not_before WHERE id = :id",
+                {"now": poll.now, "status": poll.status, "etag": poll.etag,
+                 "lm": poll.last_modified, "due": poll.next_due_at,
+                 "not_before": poll.not_before, "id": poll.feed_id},
+            )  # fmt: skip
+            self._log(poll.records, feed_id=poll.feed_id)
+            self._insert_captures(
+                poll.exchanges, "feed", poll.feed_id, None, poll.body_sha256, poll.body_size
+            )
+            if poll.clear_redirects:
+                self.db.execute("DELETE FROM feed_redirects WHERE feed_id = ?", [poll.feed_id])
 
     def record_feed_error(
         self,
@@ -290,6 +344,8 @@ class FeedsMixin(Connection):
         return {str(h): str(t) for h, t in rows}
 
     def save_host_blocks(self, blocks: Mapping[str, str], now: str) -> None:
+        if not blocks:
+            return  # no empty transaction at the end of every run (#30)
         with self.transaction():
             for host, until in blocks.items():
                 self.db.execute(

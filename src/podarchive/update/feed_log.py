@@ -3,6 +3,7 @@ fingerprint of the settings its pages and files were fetched with."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 
@@ -27,12 +28,20 @@ def fetch_settings(schedule: FeedSchedule, settings: Settings) -> str:
     agent = schedule.user_agent or (
         settings.user_agent if settings.user_agent != USER_AGENT else None
     )
+    private = schedule.allow_private_hosts or settings.allow_private_hosts
+    return _settings_json(private, agent, schedule.pages, schedule.transcripts, schedule.chapters)
+
+
+@functools.lru_cache(maxsize=256)  # a handful of distinct values in a run (#30)
+def _settings_json(
+    private: bool, agent: str | None, pages: bool, transcripts: bool, chapters: bool
+) -> str:
     values = {
-        "allow_private_hosts": schedule.allow_private_hosts or settings.allow_private_hosts,
+        "allow_private_hosts": private,
         "user_agent": agent,
-        "pages": schedule.pages,
-        "transcripts": schedule.transcripts,
-        "chapters": schedule.chapters,
+        "pages": pages,
+        "transcripts": transcripts,
+        "chapters": chapters,
     }
     return json.dumps(values, sort_keys=True, ensure_ascii=False)
 

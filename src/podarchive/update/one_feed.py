@@ -16,7 +16,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -45,7 +45,7 @@ from podarchive.net.fetch_for import blame_last, get_for
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules import policy
 from podarchive.runtime.cpu import CpuLane
-from podarchive.store import ArchiveLike, FeedSave
+from podarchive.store import ArchiveLike, FeedSave, UnchangedPoll
 
 if TYPE_CHECKING:
     from podarchive.read.item_split import FeedSplit
@@ -100,6 +100,8 @@ class FeedReport:
     files_failed: int = 0
     source: str = ""  # the schedule file the feed is in ("" for ad hoc feeds)
     kept_fewer: str | None = None  # the body lost episodes: one line from run (#23)
+    #: (next_due_at, gone) as stored: what a cluster worker publishes, without a read (#30)
+    due: tuple[str | None, bool] | None = None
     #: what failed this run among its pages and files: (kind, error), kind "page",
     #: "transcript" or "chapters" (:func:`podarchive.tasks.status.problem_line` sums them up)
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -114,7 +116,7 @@ class FeedReport:
 
 def feed_due_at(state: FeedState, schedule: FeedSchedule, host_blocks: dict[str, str]) -> datetime:
     """When this feed should next be polled (policy, from what the archive remembers)."""
-    host = urlsplit(state.current_url).hostname or ""
+    host = (urlsplit(state.current_url).hostname or "") if host_blocks else ""
     return policy.next_due(
         every=schedule.every,
         cron=schedule.cron,
@@ -131,9 +133,10 @@ def due_feeds(
 ) -> tuple[list[FeedSchedule], int]:
     """The scheduled feeds due at ``now`` (gone feeds never are), and how many are not."""
     blocks = archive.host_blocks(iso(now))
+    states = archive.feed_states()  # one statement, however many feeds (#30)
     due, waiting = [], 0
     for schedule in schedules:
-        state = archive.feed_state(schedule.url)
+        state = states.get(schedule.url)
         if state is None or _is_due(state, schedule, blocks, now):
             due.append(schedule)
         else:
@@ -297,6 +300,12 @@ def store_feed(
         source=outcome.schedule.source,
         kept_fewer=outcome.kept_fewer,
     )
+    unchanged = _unchanged_poll(outcome, now)
+    if unchanged is not None:
+        report.not_modified = True
+        archive.store_unchanged(unchanged)
+        report.due = (unchanged.next_due_at, False)
+        return report
     with archive.transaction():
         if outcome.error is not None:
             report.error = str(outcome.error)
@@ -307,12 +316,58 @@ def store_feed(
         report.moved_to = _apply_moves(archive, outcome, now, settings)
         state = archive.feed_state(outcome.state.url)
         assert state is not None
-        archive.set_schedule_state(
-            state.id,
-            next_due_at=None if state.gone_at else iso(feed_due_at(state, outcome.schedule, {})),
-            not_before=state.not_before,
-        )
+        due = None if state.gone_at else iso(feed_due_at(state, outcome.schedule, {}))
+        archive.set_schedule_state(state.id, next_due_at=due, not_before=state.not_before)
+    report.due = (due, state.gone_at is not None)
     return report
+
+
+def _unchanged_poll(outcome: FeedOutcome, now: datetime) -> UnchangedPoll | None:
+    """An unchanged poll's writes, all decided here (#30): a 304 or the body kept last,
+    reached without a permanent redirect (whose sightings count towards a move). What the
+    general path reads back after its writes is known: the poll succeeded, now."""
+    state, result = outcome.state, outcome.result
+    if outcome.error is not None or outcome.meta is not None or result is None:
+        return None
+    if outcome.move_to or _permanent_target(result) is not None:
+        return None
+    floor = policy.freshness_floor(
+        result.headers,
+        now,
+        ttl_minutes=state.ttl,
+        update_period=state.update_period,
+        update_frequency=state.update_frequency,
+    )
+    # as feed_due_at would read the stored state back: to the second, no errors, not gone
+    due = policy.next_due(
+        every=outcome.schedule.every,
+        cron=outcome.schedule.cron,
+        last_attempt=_to_the_second(now),
+        error_count=0,
+        floor=_to_the_second(floor) if floor else None,
+        not_before=None,
+        key=state.url,
+    )
+    body = outcome.content_hash is not None
+    return UnchangedPoll(
+        state.id,
+        status=result.status,
+        etag=result.etag,
+        last_modified=result.last_modified,
+        now=iso(now),
+        records=outcome.records,
+        next_due_at=iso(due),
+        not_before=iso(floor) if floor else None,
+        exchanges=result.exchanges,
+        body_sha256=outcome.content_hash,
+        body_size=len(result.body) if body else None,
+        clear_redirects=state.redirects,
+    )
+
+
+def _to_the_second(moment: datetime) -> datetime:
+    """``moment`` as :func:`iso` writes it and :func:`parse_iso` reads it back."""
+    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def _store_failure(archive: ArchiveLike, outcome: FeedOutcome, now: datetime) -> None:

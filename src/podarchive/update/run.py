@@ -284,6 +284,7 @@ class _Followers:
     schedule: FeedSchedule
     feed_id: int
     report: FeedReport
+    settings: str | None = None  # its fetch settings, read with its state (#30)
 
 
 class _Flow:
@@ -486,7 +487,8 @@ class _Flow:
                 if outcome.schedule.media and self.on_done is None:
                     media = MediaFeed(outcome.schedule, feed_id, feed_report.label)
                     self.media_feeds.append(media)
-                entry = _Followers(outcome.schedule, feed_id, feed_report)
+                settings = outcome.state.fetch_settings
+                entry = _Followers(outcome.schedule, feed_id, feed_report, settings)
                 if _has_followers(outcome.schedule):
                     feed_report.pages_pending = -1  # listed when their turn comes
                     self.followers.append(entry)
@@ -547,7 +549,7 @@ def _followers(
     """
     schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
     fingerprint = fetch_settings(schedule, settings)
-    before = archive.fetch_settings(feed_id)
+    before = entry.settings  # read with the feed's state when its poll started
     retry = before is not None and before != fingerprint  # unknown before: nothing to redo
     if retry:
         changed = ", ".join(changed_settings(before or "", fingerprint))
