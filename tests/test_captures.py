@@ -190,8 +190,10 @@ def test_a_gzip_encoded_page_is_stored_decoded_and_its_encoding_kept(
 def test_header_sets_are_kept_once_each(history: tuple[LoopbackSite, Path]) -> None:
     _, db = history
     captures = all_captures(db)
+    # a response's volatile values (Date, Age…) are the capture's own, not its header set's:
+    # two responses a second apart share one set
     lists = {c.exchange.request_headers for c in captures}
-    lists |= {c.exchange.response_headers for c in captures}
+    lists |= {split_volatile(c.exchange.response_headers)[0] for c in captures}
     with Archive(db) as archive:
         (sets,) = archive.db.execute("SELECT count(*) FROM header_sets").fetchone()
         (used,) = archive.db.execute(
