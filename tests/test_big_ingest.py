@@ -287,3 +287,36 @@ def test_a_killed_big_run_leaves_an_archive_the_next_opening_restores(
     assert during["domains"]
     assert during["d1"]
     assert during["shared"]
+
+
+# --- the benchmark ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_import_case_of_vs_peers_runs() -> None:
+    """``vs_peers.py --import-case --smoke``: import, then the run, at two sizes; the table of
+    the store's CPU per episode (nothing about time is asserted)."""
+    benchmarks = Path(__file__).parent.parent / "benchmarks"
+    proc = subprocess.run(
+        [sys.executable, "vs_peers.py", "--smoke", "--import-case", "--reference"],
+        cwd=benchmarks,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [
+        json.loads(line.split("; load")[0])
+        for line in proc.stdout.splitlines()
+        if line.startswith("  {")
+    ]
+    assert [(r["feeds"], r["plain"]) for r in rows] == [
+        (2, False),
+        (2, True),
+        (4, False),
+        (4, True),
+    ]
+    assert all(r["store_calls_elsewhere"] == 0 for r in rows)  # the store: the run's thread
+    assert "store CPU ms/episode" in proc.stdout
+    assert "store CPU per episode at 4 feeds" in proc.stdout
