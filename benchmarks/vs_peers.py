@@ -25,6 +25,11 @@ Archive size is the database plus its ``-wal``. The no-change re-poll runs the s
 again: every feed answers 304. Each run is verified (exit code, every entry stored, the
 server's request and 304 counts) or the benchmark stops: a failing tool gives no figure.
 
+``--import-case`` (#30) measures instead a first ``run`` after ``podarchive import`` of an
+OPML file of 100 and 1,000 feeds (``--import-feeds``), podarchive alone: the store's CPU per
+episode at each size, and with ``--check`` the largest within 1.2x the smallest
+(``import_case.py``).
+
 ``--check`` compares with the targets of #15 and exits 1 on any FAIL: peak RSS of the tree
 (250 MB below 1,000 feeds, 300 MB from 1,000, 600 MB for ``--single``; ``--ceiling-mb``
 overrides), and against reader (medians over rounds, same run): CPU <= reader's, archive
@@ -85,9 +90,19 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--ceiling-mb", type=float, help="peak RSS ceiling for --check")
     parser.add_argument("--smoke", action="store_true", help="3 feeds x 5 episodes, 1 round")
+    parser.add_argument(
+        "--import-case",
+        action="store_true",
+        help="(#30) OPML import then first run, podarchive only: store CPU per episode by size",
+    )
+    parser.add_argument("--import-feeds", default="100,1000", help="sizes for --import-case")
+    parser.add_argument(
+        "--reference", action="store_true", help="--import-case: also with no run counted big"
+    )
     args = parser.parse_args()
     if args.smoke:
         args.feeds, args.episodes, args.rounds = 3, 5, 1
+        args.import_feeds = "2,4"
         args.single = 200 if args.single else None
     if args.peers is None:
         args.peers = "none" if args.single else "reader,feed-to-sqlite"
@@ -544,6 +559,11 @@ def describe(args: argparse.Namespace) -> str:
 
 def main() -> None:
     args = arguments()
+    if args.import_case:
+        from import_case import run_import_case
+
+        run_import_case(args)
+        return
     if args.venvs.resolve().is_relative_to(HERE.parent.resolve()):
         sys.exit("--venvs must be outside the repository")
     print(f"vs_peers: {describe(args)}, {plural(args.rounds, 'round')}; {machine()}")

@@ -12,7 +12,7 @@ import contextlib
 import inspect
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import wraps
@@ -178,6 +178,18 @@ class Connection:
             yield
         finally:
             self.restore_link_indexes()
+
+    def ingest_counts(self, urls: Collection[str]) -> tuple[int, int]:
+        """(how many of ``urls`` have no episode archived yet (a feed not in the archive
+        included), how many feeds of the archive have one): what tells a big first ingest."""
+        row = self.db.execute(
+            "SELECT (SELECT count(*) FROM json_each(?) j WHERE NOT EXISTS (SELECT 1 FROM feeds f"
+            " JOIN episodes e ON e.feed_id = f.id WHERE f.url = j.value)),"
+            " (SELECT count(*) FROM feeds f WHERE EXISTS"
+            " (SELECT 1 FROM episodes e WHERE e.feed_id = f.id))",
+            [json.dumps(sorted(set(urls)))],
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def restore_link_indexes(self) -> None:
         """Build the links' lookup indexes that are missing (none is: nothing written), and

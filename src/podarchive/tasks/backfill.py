@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 
 import httpx
@@ -60,6 +61,7 @@ from podarchive.tasks.backfill_model import (
 from podarchive.tasks.backfill_phases import files_phase, pages_phase
 from podarchive.tasks.backfill_site import site_phase
 from podarchive.tasks.backfill_walk import walk_documents
+from podarchive.update.big_ingest import big_ingest
 from podarchive.update.one_feed import fetch_feed, store_feed
 
 
@@ -97,16 +99,25 @@ def backfill(
             archive, fetcher, options, settings, clock, stop, progress or NoProgress(), [limit],
             abandon or threading.Event(),
         )  # fmt: skip
-        for schedule in schedules:
-            if stop.is_set():
-                break
-            report.feeds.append(_backfill_feed(ctx, schedule))
+        listed = list(schedules)
+        with _big(ctx, [s.url for s in listed]):  # #30: a big backfill defers link indexes
+            for schedule in listed:
+                if stop.is_set():
+                    break
+                report.feeds.append(_backfill_feed(ctx, schedule))
         if ctx.writing and archive is not None:
             archive.save_host_blocks(
                 {host: iso(until) for host, until in fetcher.blocked_hosts.items()}, ctx.now()
             )
     report.stopped = stop.is_set()
     return report
+
+
+def _big(ctx: Context, urls: list[str]) -> AbstractContextManager[bool]:
+    """:func:`big_ingest` when the backfill writes (a dry run's archive is read-only)."""
+    if ctx.writing and ctx.archive is not None:
+        return big_ingest(ctx.archive, urls)
+    return nullcontext(False)
 
 
 def _host_blocks(archive: ArchiveLike | None, clock: Clock) -> dict[str, datetime]:

@@ -36,6 +36,7 @@ from podarchive.net.hosts import HostTurns
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
 from podarchive.store import ArchiveLike, KnownItems
+from podarchive.update.big_ingest import big_ingest
 from podarchive.update.feed_log import (
     changed_settings,
     count_file,
@@ -151,19 +152,20 @@ def update_feeds(
     listed = list(schedules)
     if progress is not None:
         progress.begin(len(listed))
-    return update_stream(
-        archive,
-        _Listed(listed),
-        settings=settings,
-        transport=transport,
-        clock=clock,
-        stop=stop,
-        recheck_pages=recheck_pages,
-        hosts=hosts,
-        recheck_media=recheck_media,
-        progress=progress,
-        feeds=len(listed),
-    )
+    with big_ingest(archive, [s.url for s in listed]):  # #30: the links' indexes deferred
+        return update_stream(
+            archive,
+            _Listed(listed),
+            settings=settings,
+            transport=transport,
+            clock=clock,
+            stop=stop,
+            recheck_pages=recheck_pages,
+            hosts=hosts,
+            recheck_media=recheck_media,
+            progress=progress,
+            feeds=len(listed),
+        )
 
 
 class RunWatcher(Protocol):
