@@ -46,8 +46,9 @@ class Wakeup:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep until set or ``timeout`` seconds; True when it was set (and is now clear)."""
-        readable, _, _ = select.select([self._read], [], [], timeout)
-        if not readable:
+        poller = select.poll()  # not select.select: a descriptor past 1024 is fine
+        poller.register(self._read, select.POLLIN)
+        if not poller.poll(None if timeout is None else max(0.0, timeout) * 1000):
             return False
         with contextlib.suppress(BlockingIOError):
             os.read(self._read, 4096)
