@@ -22,6 +22,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from .migrations_changes import _change_indexes_v19
+from .migrations_compact import _compact_v23
 from .migrations_early import (
     BOOKKEEPING_INDEX,
     FILE_STATE_COLUMNS,
@@ -305,5 +306,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _links_v20,  # v20 (#28: link queries)
     _podping_v21,  # v21 (#29: the podping cursor)
     _push_notices_v22,  # v22 (#29: notifications as evidence)
+    _compact_v23,  # v23 (#30: less disk for the same content)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)
