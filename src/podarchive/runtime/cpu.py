@@ -53,8 +53,15 @@ from podarchive.runtime.pool import SafePool, lean_forkserver
 T = TypeVar("T")
 log = logging.getLogger("podarchive")
 
-#: Modules a worker needs, imported once in the fork server rather than in every worker.
-PRELOAD = ["podarchive.read.jobs", "podarchive.read.extract"]
+#: Modules a worker needs, imported once in the fork server rather than in every worker
+#: (``read.jobs`` imports its parsers on first use: they are named here).
+PRELOAD = [
+    "podarchive.read.jobs",
+    "podarchive.read.parse",
+    "podarchive.read.rows",
+    "podarchive.read.extract",
+    "podarchive.read.transcript_formats",
+]
 #: Bytes of markup a run handles inline before it starts worker processes.
 START_AFTER = 1024 * 1024
 #: Runs of fewer feeds than this parse in their own process (see :func:`lane_plan`)...
