@@ -316,8 +316,7 @@ class _Flow:
         self.on_done = on_done  # set: a stream that forgets each feed once it is done
         self.limit = in_flight_limit(settings)
         self.pending: set[Future[Any]] = set()
-        #: every started future, as it finishes (its done callback): one queue to wait on,
-        #: not a waiter put on and taken off every pending future each time (#30)
+        #: started futures as they finish: one queue to wait on, not a waiter on each (#30)
         self.finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self.followers: deque[_Followers] = deque()
         self.tasks: deque[Callable[[], Future[Any]]] = deque()  # one listed feed's fetches
@@ -361,9 +360,8 @@ class _Flow:
         future.add_done_callback(self.finished.put)
 
     def _finished(self) -> list[Future[Any]]:
-        """The futures in flight that finished, taken out of ``pending``: waits up to 0.1 s
-        for one (then there may be none). A future no longer pending (cancelled by a stop)
-        is skipped."""
+        """Finished futures, taken out of ``pending`` (those cancelled by a stop skipped); waits
+        up to 0.1 s for one."""
         try:
             got = [self.finished.get(timeout=0.1)]
         except queue.Empty:
