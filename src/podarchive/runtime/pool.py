@@ -119,7 +119,7 @@ class _LeanSpawnContext(_context.SpawnContext):
 def lean_spawn() -> multiprocessing.context.BaseContext:
     """A ``spawn`` context whose processes do not import the parent's main module (on the
     Pythons whose launch :class:`_LeanSpawnPopen` copies; on later ones, the plain
-    ``spawn``): no fork server to keep, each worker imports what its jobs need."""
+    ``spawn``): no fork server to keep, each worker imports its own modules."""
     if sys.version_info < (3, 14) and sys.platform != "win32":
         return _LeanSpawnContext()
     return multiprocessing.get_context("spawn")  # pragma: no cover - later Pythons, Windows
