@@ -36,6 +36,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sizes", default="10,100", help="feed counts, comma-separated")
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--lanes", default="sized,pool", help="variants to run, comma-separated")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--smoke", action="store_true", help="3 feeds x 5 episodes, 1 round")
     args = parser.parse_args()
@@ -59,7 +60,7 @@ def main() -> None:
     print(f"run_memory: {args.sizes} feeds x {args.episodes} episodes; {machine()}")
     print(f"podarchive at {code_state()}")
     results: dict[tuple[int, str], list[Run]] = {}
-    tools = variants()
+    tools = [t for t in variants() if t.name in args.lanes.split(",")]
     with ServerProcess(lifetime=6 * 3600) as srv, tempfile.TemporaryDirectory() as tmp:
         feeds = argparse.Namespace(single=None, feeds=max(args.sizes), episodes=args.episodes)
         urls = serve_feeds(srv, feeds)

@@ -112,7 +112,7 @@ def test_fixture_feed_fast_path_equals_full_parse(tmp_path: Path, site: Loopback
 def test_fast_path_parses_only_new_items(
     tmp_path: Path, site: LoopbackSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import podarchive.read.jobs as reading
+    import podarchive.read.parse as reading  # read_feed takes parse_feed from there per call
 
     seen: list[int] = []
     real = reading.parse_feed

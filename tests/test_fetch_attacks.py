@@ -229,7 +229,7 @@ def test_tls_handshake_drip_hits_the_deadline() -> None:
 
 
 def test_retries_and_back_off_stay_within_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fetch, "retry_delays", lambda n, base: [0.2, 0.2, 5.0, 5.0][:n])
+    monkeypatch.setattr(fetch, "retry_delays", lambda n, base, rng=None: [0.2, 0.2, 5.0, 5.0][:n])
 
     def unavailable(conn: socket.socket, server: RawServer) -> None:
         while read_request(conn, server) is not None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import random
 import re
 import ssl
 import threading
@@ -140,6 +141,9 @@ class Fetcher:
         self._resolve = resolver
         self._address_blocked = address_blocked
         self._abort = threading.Event()
+        #: the retries' jitter: one generator, not one seeded from the system per request
+        #: (20-200 µs of an unchanged poll's 1 ms, #30); ``uniform`` is safe across threads
+        self._rng = random.Random()
 
     def _client(self, transport: httpx.BaseTransport) -> httpx.Client:
         s = self.settings
@@ -293,7 +297,7 @@ class Fetcher:
     def _exchange_retrying(self, url: str, hop: _Hop) -> Answer:
         """One hop, retried with back-off on transient failures; honours Retry-After."""
         host = urlsplit(url).hostname or ""
-        delays = retry_delays(self.settings.retries, base=self.settings.retry_base)
+        delays = retry_delays(self.settings.retries, base=self.settings.retry_base, rng=self._rng)
         for attempt in range(len(delays) + 1):
             last = attempt == len(delays)
             self._hosts.check(host)

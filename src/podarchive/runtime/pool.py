@@ -8,10 +8,10 @@ pool's remaining workers are left to the lifeline. Later Pythons catch that erro
 ``terminate_broken``; :class:`SafePool` does the same on 3.11 and is the plain executor
 elsewhere.
 
-:func:`lean_forkserver` is the ``forkserver`` start method without multiprocessing's re-run
-of the parent's main module in every worker (#30): run as the ``podarchive`` console script,
-that re-run imported the whole command-line tool (click, httpx, sqlite-utils) into each
-worker, for nothing: a worker runs module-level functions of the modules it is given.
+:func:`lean_spawn` is the ``spawn`` start method without multiprocessing's re-run of the
+parent's main module in every worker (#30): run as the ``podarchive`` console script, that
+re-run imported the whole command-line tool (click, httpx, sqlite-utils) into each worker,
+for nothing: a worker runs module-level functions of the modules it is given.
 """
 
 from __future__ import annotations
@@ -24,10 +24,16 @@ from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from concurrent.futures import process as _process
 from contextlib import suppress
 from multiprocessing import context as _context
-from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing import (
+    popen_spawn_posix,
+    reduction,
+    resource_tracker,
+    spawn,
+    util,
+)
 from typing import Any
 
-#: What a child's preparation data says about the parent's main module (see _LeanPopen).
+#: What a child's preparation data says about the parent's main module (see _LeanSpawnPopen).
 _MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
 
 
@@ -63,46 +69,57 @@ class SafePool(ProcessPoolExecutor):
                 )
 
 
-class _LeanPopen(popen_forkserver.Popen):
-    """``forkserver``'s launch (CPython 3.11-3.13's, line for line), with the parent's main
-    module left out of what the child prepares: the child imports the modules its target
-    needs, not the script that started the parent."""
+class _LeanSpawnPopen(popen_spawn_posix.Popen):
+    """``spawn``'s launch (CPython 3.11-3.13's, line for line), with the parent's main module
+    left out of what the child prepares: the child imports the modules its target needs,
+    not the script that started the parent."""
 
     def _launch(self, process_obj: Any) -> None:
+        tracker_fd = resource_tracker.getfd()
+        self._fds.append(tracker_fd)  # type: ignore[attr-defined]
         prep_data = spawn.get_preparation_data(process_obj._name)
         for key in _MAIN_KEYS:
             prep_data.pop(key, None)
-        buf = io.BytesIO()
+        fp = io.BytesIO()
         _context.set_spawning_popen(self)
         try:
-            reduction.dump(prep_data, buf)
-            reduction.dump(process_obj, buf)
+            reduction.dump(prep_data, fp)
+            reduction.dump(process_obj, fp)
         finally:
             _context.set_spawning_popen(None)
-        self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
-        parent_w = os.dup(w)  # the child's sentinel of its parent, as the original keeps
-        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))  # type: ignore[attr-defined]
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = forkserver.read_signed(self.sentinel)
+        parent_r = child_w = child_r = parent_w = None
+        try:
+            parent_r, child_w = os.pipe()
+            child_r, parent_w = os.pipe()
+            cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
+            self._fds.extend([child_r, child_w])  # type: ignore[attr-defined]
+            exe = spawn.get_executable()
+            self.pid = util.spawnv_passfds(exe, cmd, self._fds)  # type: ignore[attr-defined,arg-type]
+            self.sentinel = parent_r
+            with open(parent_w, "wb", closefd=False) as f:
+                f.write(fp.getbuffer())
+        finally:
+            fds_to_close = [fd for fd in (parent_r, parent_w) if fd is not None]
+            self.finalizer = util.Finalize(self, util.close_fds, fds_to_close)  # type: ignore[attr-defined]
+            for fd in (child_r, child_w):
+                if fd is not None:
+                    os.close(fd)
 
 
-class _LeanProcess(_context.ForkServerProcess):
+class _LeanSpawnProcess(_context.SpawnProcess):
     @staticmethod
-    def _Popen(process_obj: Any) -> _LeanPopen:
-        return _LeanPopen(process_obj)
+    def _Popen(process_obj: Any) -> _LeanSpawnPopen:
+        return _LeanSpawnPopen(process_obj)
 
 
-class _LeanContext(_context.ForkServerContext):
-    Process = _LeanProcess
+class _LeanSpawnContext(_context.SpawnContext):
+    Process = _LeanSpawnProcess
 
 
-def lean_forkserver(preload: list[str]) -> multiprocessing.context.BaseContext:
-    """A ``forkserver`` context whose server imports ``preload`` and whose processes do not
-    import the parent's main module (on the Pythons whose launch :class:`_LeanPopen` copies;
-    on later ones, the plain ``forkserver``)."""
-    ctx = (
-        _LeanContext() if sys.version_info < (3, 14) else multiprocessing.get_context("forkserver")
-    )
-    ctx.set_forkserver_preload(preload)
-    return ctx
+def lean_spawn() -> multiprocessing.context.BaseContext:
+    """A ``spawn`` context whose processes do not import the parent's main module (on the
+    Pythons whose launch :class:`_LeanSpawnPopen` copies; on later ones, the plain
+    ``spawn``): no fork server to keep, each worker imports its own modules."""
+    if sys.version_info < (3, 14) and sys.platform != "win32":
+        return _LeanSpawnContext()
+    return multiprocessing.get_context("spawn")  # pragma: no cover - later Pythons, Windows

@@ -15,11 +15,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -314,6 +316,8 @@ class _Flow:
         self.on_done = on_done  # set: a stream that forgets each feed once it is done
         self.limit = in_flight_limit(settings)
         self.pending: set[Future[Any]] = set()
+        #: started futures as they finish: one queue to wait on, not a waiter on each (#30)
+        self.finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self.followers: deque[_Followers] = deque()
         self.tasks: deque[Callable[[], Future[Any]]] = deque()  # one listed feed's fetches
         self.reports: dict[int, FeedReport] = {}
@@ -343,12 +347,31 @@ class _Flow:
                     return
                 self._pause(self.redo[0][0] - time.monotonic())
                 continue
-            done, self.pending = wait(self.pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            done = self._finished()
             if self._stopping():
                 self._abort()
                 more_feeds = False
             for future in done:
                 self._store(future.result())
+
+    def _start(self, future: Future[Any]) -> None:
+        """Count ``future`` in flight until it finishes."""
+        self.pending.add(future)
+        future.add_done_callback(self.finished.put)
+
+    def _finished(self) -> list[Future[Any]]:
+        """Finished futures, taken out of ``pending`` (those cancelled by a stop skipped); waits
+        up to 0.1 s for one."""
+        try:
+            got = [self.finished.get(timeout=0.1)]
+        except queue.Empty:
+            return []
+        with suppress(queue.Empty):
+            while True:
+                got.append(self.finished.get_nowait())
+        done = [f for f in got if f in self.pending]
+        self.pending.difference_update(done)
+        return done
 
     def _start_feeds(self, source: FeedSource, more_feeds: bool) -> tuple[bool, bool]:
         """Start feeds' fetches while there is room: whether more feeds may come, and whether
@@ -405,7 +428,7 @@ class _Flow:
     def _start_redone(self) -> None:
         now = time.monotonic()
         while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
-            self.pending.add(heapq.heappop(self.redo)[2]())
+            self._start(heapq.heappop(self.redo)[2]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
         """Start the next feed's fetch (unless it is one already started): _STARTED,
@@ -426,7 +449,7 @@ class _Flow:
             self._done(twin_report)
         else:
             self.keys[state.id] = key
-            self.pending.add(self.workers.fetch_feed(schedule, state))
+            self._start(self.workers.fetch_feed(schedule, state))
         return _STARTED
 
     def _keep(self, report: FeedReport) -> None:
@@ -455,7 +478,7 @@ class _Flow:
             self._list_followers(self.followers.popleft())
         if not self.tasks:
             return False
-        self.pending.add(self.tasks.popleft()())
+        self._start(self.tasks.popleft()())
         return True
 
     def _list_followers(self, entry: _Followers) -> None:
