@@ -77,7 +77,7 @@ def test_a_run_of_a_few_feeds_starts_no_process(
             assert started == [2]
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 14), reason="the plain forkserver from 3.14")
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="spawn takes the plain path from 3.14")
 def test_a_worker_imports_no_client_database_or_web_library(tmp_path: Path) -> None:
     """Run as the console script is (a script that imports the CLI is ``__main__``), the
     parent's main module is not imported again in the workers."""
