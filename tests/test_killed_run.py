@@ -1,7 +1,7 @@
 """A run, daemon or worker that is killed takes its worker processes with it (#23, item 6).
 
 Each test starts the real command against a loopback server: a big feed (over the CPU
-lane's threshold, so the fork server and the parser workers start) and a feed that never
+lane's threshold with ``processes`` 2, so the parser workers start) and a feed that never
 answers (so the command is mid-work when the signal comes). Then the signal, and every
 process the command had started must be gone, and its stdout and stderr closed: a cron job
 or a wrapper reading them waits for nothing. SIGTERM and SIGHUP end a run with one line.
@@ -70,8 +70,16 @@ def alive(processes: dict[int, str]) -> list[int]:
 
 
 def has_workers(pid: int) -> bool:
-    """The fork server (a child of ``pid``) has started a parser worker (its child)."""
-    return any(ppid in descendants(pid) for ppid, _, _ in proc_stats().values())
+    """``pid`` has started a parser worker: a process multiprocessing spawned (its command
+    line ends in ``--multiprocessing-fork``), not only the resource tracker."""
+    for child in descendants(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        if b"--multiprocessing-fork" in argv:
+            return True
+    return False
 
 
 @pytest.fixture
