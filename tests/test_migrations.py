@@ -21,7 +21,8 @@ def table_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {
-            t: [dict(r) for r in conn.execute(f"SELECT * FROM [{t}] ORDER BY rowid")]
+            # in a stable order without ORDER BY rowid: some tables have none (WITHOUT ROWID)
+            t: sorted((dict(r) for r in conn.execute(f"SELECT * FROM [{t}]")), key=repr)
             for t in tables
             if "_fts" not in t
         }

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ArchiveLocked, FetchError, PodarchiveError, one_line
 from podarchive.core.settings import Settings
+from podarchive.daemon.pushed import PushedFeeds
 from podarchive.net.hive import hive_call
 from podarchive.rules.podping import (
     BLOCKS_PER_REQUEST,
@@ -75,7 +76,7 @@ class PodpingWatcher:
         #: shared with the daemon's cycle (and the push thread): one archive writer at a time
         self.archive_mutex = archive_mutex or threading.Lock()
         self._lock = threading.Lock()
-        self._pushed: set[str] = set()
+        self._pushed = PushedFeeds()
         self._last_wanted: dict[str, float] = {}
         self._node = 0  # the node that answered last: asked first
         self._failing: set[str] = set()  # nodes whose failure was logged, until they answer
@@ -93,14 +94,10 @@ class PodpingWatcher:
             self._thread.join(timeout=30)
 
     def take_pushed(self, urls: Collection[str]) -> set[str]:
-        with self._lock:
-            taken = self._pushed & set(urls)
-            self._pushed -= taken
-        return taken
+        return self._pushed.take(urls)
 
     def push_again(self, urls: Collection[str]) -> None:
-        with self._lock:
-            self._pushed.update(urls)
+        self._pushed.put_back(urls)
 
     def _run(self) -> None:
         """Pass after pass until stopped; a failure is one line until the next success."""

@@ -28,6 +28,7 @@ from typing import Protocol, TypeVar
 from podarchive.core.clock import iso, parse_iso, utcnow
 from podarchive.core.errors import ArchiveLocked, PodarchiveError, one_line
 from podarchive.core.settings import Settings
+from podarchive.daemon.pushed import PushedFeeds
 from podarchive.net.hub import hub_request
 from podarchive.read.podcast_ns import scan
 from podarchive.read.schedule_files import FeedSchedule
@@ -147,7 +148,7 @@ class PushManager:
         self._notices: list[PushNotice] = []  # received, not written yet
         self._subs: dict[str, Subscription] = {}
         self._asked: dict[str, Asked] = {}  # callback → what was asked of its hub last
-        self._pushed: set[str] = set()
+        self._pushed = PushedFeeds()
         self._dirty: set[str] = set()
         self._look: set[str] = set()  # feeds polled since: do they name a hub now?
         self._hub_hits: dict[str, list[float]] = {}
@@ -180,14 +181,10 @@ class PushManager:
 
     def take_pushed(self, urls: Collection[str]) -> set[str]:
         """Of ``urls``, those a notification made due (taken: asked once)."""
-        with self._lock:
-            taken = self._pushed & set(urls)
-            self._pushed -= taken
-        return taken
+        return self._pushed.take(urls)
 
     def push_again(self, urls: Collection[str]) -> None:
-        with self._lock:
-            self._pushed.update(urls)
+        self._pushed.put_back(urls)
 
     def stretch(self, feed: FeedSchedule) -> FeedSchedule:
         """``feed`` with its interval stretched to ``push_every`` while its push is live."""
