@@ -79,7 +79,7 @@ def inspect_file(path: Path) -> FileInfo:
     """Read the header and schema; never writes, never leaves a -wal or -shm file.
 
     Without a WAL file the database is opened ``immutable`` (no locks, no side files);
-    with one (another connection is using it) ``mode=ro`` reads through that WAL. An archive
+    with one, even empty (another connection is using it), ``mode=ro`` reads through it. An archive
     this process has open is read through SQLite alone (``mode=ro``; see :data:`_OPEN_HERE`).
     """
     if is_open_here(path):
@@ -95,8 +95,11 @@ def inspect_file(path: Path) -> FileInfo:
         return FileInfo("new")
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return FileInfo("not_sqlite")
+    # a -wal file, even empty, means another connection has the archive open and may write
+    # (and checkpoint into the main file) at any moment: ``immutable`` would read its pages
+    # mid-write ("file is not a database"); ``mode=ro`` reads through its WAL and locks
     wal = Path(f"{path}-wal")
-    return _inspect(path, "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1")
+    return _inspect(path, "mode=ro" if wal.exists() else "immutable=1")
 
 
 def _inspect(path: Path, mode: str) -> FileInfo:
