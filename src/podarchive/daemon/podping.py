@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from podarchive.core.clock import iso, utcnow
-from podarchive.core.errors import ArchiveLocked, FetchError, PodarchiveError, one_line
+from podarchive.core.errors import FetchError, PodarchiveError, one_line
 from podarchive.core.settings import Settings
+from podarchive.daemon.push import with_archive
 from podarchive.daemon.pushed import PushedFeeds
 from podarchive.net.hive import hive_call
 from podarchive.rules.podping import (
@@ -39,7 +40,6 @@ from podarchive.rules.podping import (
     next_range,
     read_span,
 )
-from podarchive.runtime.lock import archive_lock
 from podarchive.store import Archive
 
 T = TypeVar("T")
@@ -204,14 +204,7 @@ class PodpingWatcher:
         raise FetchError(f"no Hive node answered {method}")
 
     def _with_archive(self, work: Callable[[Archive], T]) -> T | None:
-        """``work(archive)`` under the archive's lock; None when another process holds it."""
-        with self.archive_mutex:
-            try:
-                lock = archive_lock(self.db_path).acquire()
-            except ArchiveLocked:
-                return None
-            with lock, Archive(self.db_path) as archive:
-                return work(archive)
+        return with_archive(self.db_path, self.archive_mutex, work)
 
     def _event(self, what: str) -> None:
         self.log.append((time.monotonic(), what))

@@ -98,14 +98,19 @@ class ArchivePushStore:
         return self._with_archive(save) is not None
 
     def _with_archive(self, work: Callable[[Archive], T]) -> T | None:
-        """``work(archive)`` under the archive's lock; None when another process holds it."""
-        with self.mutex:
-            try:
-                lock = archive_lock(self.db_path).acquire()
-            except ArchiveLocked:
-                return None
-            with lock, Archive(self.db_path) as archive:
-                return work(archive)
+        return with_archive(self.db_path, self.mutex, work)
+
+
+def with_archive(db_path: Path, mutex: threading.Lock, work: Callable[[Archive], T]) -> T | None:
+    """``work(archive)`` under ``mutex`` (the daemon's cycle holds it too) and the archive's
+    lock; None when another process holds the archive."""
+    with mutex:
+        try:
+            lock = archive_lock(db_path).acquire()
+        except ArchiveLocked:
+            return None
+        with lock, Archive(db_path) as archive:
+            return work(archive)
 
 
 def feed_links(archive: Archive, url: str) -> tuple[str, str] | None:
