@@ -6,14 +6,13 @@ ledger (``media_payloads``), files of the media folder. Every write is one trans
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from podarchive.core.types import FetchRecord, Row
 
 from .base import Connection
-from .media import MediaState, MediaTask, read_state, write_state
+from .media import MediaState, MediaTask, insert_fetch, read_state, write_state
 from .migrations_images import IMAGE_DUE_STATE
 
 _STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
@@ -61,10 +60,16 @@ class ImagesMixin(Connection):
             has_state = state[_STATE_FIELDS.index("checks")] is not None
             tasks.append(
                 MediaTask(
-                    0, url, None, None, None, bool(stored),
-                    MediaState(*state) if has_state else MediaState(), "image",
+                    0,
+                    url,
+                    None,
+                    None,
+                    None,
+                    bool(stored),
+                    MediaState(*state) if has_state else MediaState(),
+                    "image",
                 )
-            )  # fmt: skip
+            )
         return tasks
 
     def record_image_fetch(
@@ -88,17 +93,25 @@ class ImagesMixin(Connection):
         :meth:`~.media.MediaMixin.record_media_fetch`); its requests go to the fetch log."""
         with self.transaction():
             self._log(records, feed_id=feed_id)
-            cursor = self.db.execute(
-                "INSERT INTO image_fetches (url, feed_id, final_url, status, etag, "
-                "last_modified, headers, fetched_at, bytes, sha256, outcome, error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            return insert_fetch(
+                self.db,
+                "image_fetches",
+                "feed_id",
+                feed_id,
+                url,
                 [
-                    url, feed_id, final_url, status, etag, last_modified,
-                    None if headers is None else json.dumps(dict(headers), sort_keys=True),
-                    now, moved, sha256, outcome, error,
+                    final_url,
+                    status,
+                    etag,
+                    last_modified,
+                    headers,
+                    now,
+                    moved,
+                    sha256,
+                    outcome,
+                    error,
                 ],
-            )  # fmt: skip
-        return int(cursor.lastrowid or 0)
+            )
 
     def add_image_version(self, feed_id: int, url: str, sha256: str, now: str) -> int:
         """The version number of payload ``sha256`` as feed ``feed_id``'s image ``url``: bytes

@@ -8,7 +8,7 @@ Rows of the tables of migration 14 (``media_payloads``, ``media_fetches``, ``epi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -86,6 +86,36 @@ def write_state(
         "updated_at = excluded.updated_at",
         [owner_id, url, *(getattr(state, f) for f in _STATE_FIELDS), now],
     )
+
+
+#: A fetch row's columns after its owner and URL (``media_fetches``, ``image_fetches``).
+_FETCH_FIELDS = (
+    "final_url", "status", "etag", "last_modified", "headers", "fetched_at", "bytes",
+    "sha256", "outcome", "error",
+)  # fmt: skip
+
+
+def insert_fetch(
+    db: sqlite_utils.Database,
+    table: str,
+    owner: str,
+    owner_id: int,
+    url: str,
+    values: Sequence[object],
+) -> int:
+    """One fetch row in ``table`` for the ``url`` of the row ``owner = owner_id``:
+    ``values`` in the order of :data:`_FETCH_FIELDS` (``headers`` a mapping or None, kept as
+    JSON); its id (call it in a transaction)."""
+    row = dict(zip(_FETCH_FIELDS, values, strict=True))
+    headers = row["headers"]
+    if headers is not None:
+        row["headers"] = json.dumps(dict(headers), sort_keys=True)  # type: ignore[call-overload]
+    cursor = db.execute(
+        f"INSERT INTO {table} ({owner}, url, {', '.join(_FETCH_FIELDS)}) "
+        f"VALUES (?, ?, {', '.join('?' * len(_FETCH_FIELDS))})",
+        [owner_id, url, *row.values()],
+    )
+    return int(cursor.lastrowid or 0)
 
 
 #: The files an episode's media may be: its enclosure, and (asked for, the second ``?``) the
@@ -188,17 +218,25 @@ class MediaMixin(MediaReadsMixin):
         (its requests, every redirect hop) go to the fetch log in the same transaction."""
         with self.transaction():
             self._log(records, feed_id=feed_id, episode_id=episode_id)
-            cursor = self.db.execute(
-                "INSERT INTO media_fetches (episode_id, url, final_url, status, etag, "
-                "last_modified, headers, fetched_at, bytes, sha256, outcome, error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            return insert_fetch(
+                self.db,
+                "media_fetches",
+                "episode_id",
+                episode_id,
+                url,
                 [
-                    episode_id, url, final_url, status, etag, last_modified,
-                    None if headers is None else json.dumps(dict(headers), sort_keys=True),
-                    now, moved, sha256, outcome, error,
+                    final_url,
+                    status,
+                    etag,
+                    last_modified,
+                    headers,
+                    now,
+                    moved,
+                    sha256,
+                    outcome,
+                    error,
                 ],
-            )  # fmt: skip
-        return int(cursor.lastrowid or 0)
+            )
 
     def add_media_version(self, episode_id: int, url: str, sha256: str, now: str) -> int:
         """The version number of payload ``sha256`` as the media of the episode's ``url``:

@@ -286,7 +286,8 @@ def cross_shard_queries(
             "title": title,
             "description": description,
             "sql": whole.format(
-                parts=_union(template, shards), urls=_union(_DOMAIN_URLS, shards, "    ")
+                parts=_union(template, shards),
+                urls=_union(_DOMAIN_URLS, shards, "    ") if "{urls}" in whole else "",
             ),
             "hide_sql": True,
         }
