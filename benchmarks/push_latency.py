@@ -24,7 +24,7 @@ from common import arguments, machine, show
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from loopback import LoopbackSite, Reply  # noqa: E402
-from websub_hub import StubHub  # noqa: E402
+from websub_hub import StubHub, rss  # noqa: E402
 
 from podarchive.core.settings import Settings  # noqa: E402
 from podarchive.daemon.push import HUB_RATE  # noqa: E402
@@ -35,17 +35,6 @@ from podarchive.store import Archive  # noqa: E402
 from podarchive.update.run import update_feeds  # noqa: E402
 
 PACE = 1.05 / HUB_RATE  # seconds between notifications: the endpoint caps each hub's rate
-
-
-def rss(items: int, hub: str, self_url: str) -> bytes:
-    entries = "".join(
-        f"<item><guid>ep-{i}</guid><title>Episode {i}</title></item>" for i in range(items)
-    )
-    return (
-        '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
-        f'<channel><title>Pushed</title><atom:link rel="hub" href="{hub}"/>'
-        f'<atom:link rel="self" href="{self_url}"/>{entries}</channel></rss>'
-    ).encode()
 
 
 def count(db: Path) -> int:

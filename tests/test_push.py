@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from loopback import LoopbackSite, Reply
-from websub_hub import StubHub, get
+from websub_hub import StubHub, get, rss
 
 from podarchive.core.settings import Settings
 from podarchive.daemon.push import PushManager
@@ -101,17 +101,6 @@ def test_renewal_comes_before_the_lease_ends_and_the_interval_stretches() -> Non
 
 
 # the daemon end to end ----------------------------------------------------------------------
-
-
-def rss(items: int, hub: str, self_url: str) -> bytes:
-    entries = "".join(
-        f"<item><guid>ep-{i}</guid><title>Episode {i}</title></item>" for i in range(items)
-    )
-    return (
-        '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
-        f'<channel><title>Pushed</title><atom:link rel="hub" href="{hub}"/>'
-        f'<atom:link rel="self" href="{self_url}"/>{entries}</channel></rss>'
-    ).encode()
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 15.0, what: str = "") -> None:

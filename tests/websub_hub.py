@@ -110,3 +110,15 @@ def _open(request: urllib.request.Request) -> tuple[int, bytes]:
             return response.status, response.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
+
+
+def rss(items: int, hub: str, self_url: str) -> bytes:
+    """A feed of ``items`` episodes that names ``hub`` and its ``self_url`` (a push topic)."""
+    entries = "".join(
+        f"<item><guid>ep-{i}</guid><title>Episode {i}</title></item>" for i in range(items)
+    )
+    return (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
+        f'<channel><title>Pushed</title><atom:link rel="hub" href="{hub}"/>'
+        f'<atom:link rel="self" href="{self_url}"/>{entries}</channel></rss>'
+    ).encode()
