@@ -30,13 +30,14 @@ OPML file of 100 and 1,000 feeds (``--import-feeds``), podarchive alone: the sto
 episode at each size, and with ``--check`` the largest within 1.2x the smallest
 (``import_case.py``).
 
-``--check`` compares with the targets of #15 and exits 1 on any FAIL: peak RSS of the tree
-(250 MB below 1,000 feeds, 300 MB from 1,000, 600 MB for ``--single``; ``--ceiling-mb``
-overrides), and against reader (medians over rounds, same run): CPU <= reader's, archive
-<= 1.3x reader's, no-change wall and CPU >= 3x faster. Reader targets asked for (reader in
-``--peers``) but not measurable (reader not installed) are a FAIL; with ``--peers none``
-they are not asked. A run that fails or does not store every entry stops the benchmark
-with exit 2.
+``--check`` compares with the targets of #15 and #30 and exits 1 on any FAIL: peak RSS of the
+tree (120 MB up to 10 feeds, 150 MB up to 100, 250 MB below 1,000 feeds, 300 MB from 1,000,
+600 MB for ``--single``; ``--ceiling-mb`` overrides), and against reader (medians over rounds,
+same run): CPU <= reader's, archive <= 1.5x reader's, no-change wall and CPU >= 3x faster. The
+CPU of one unchanged poll (<= 1.0 ms) is ``unchanged_poll.py --check``'s. Reader targets
+asked for (reader in ``--peers``) but not measurable (reader not installed) are a FAIL; with
+``--peers none`` they are not asked. A run that fails or does not store every entry stops the
+benchmark with exit 2.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ def ceiling_mb(args: argparse.Namespace) -> float:
         return float(args.ceiling_mb)
     if args.single:
         return 600.0
+    if args.feeds <= 10:
+        return 120.0  # #30: a 10-feed run's tree
+    if args.feeds <= 100:
+        return 150.0  # #30: a 100-feed first ingest
     return 300.0 if args.feeds >= 1000 else 250.0
 
 
@@ -477,7 +482,7 @@ def dbstat_side_by_side(archives: dict[str, Path]) -> None:
 
 
 def checks(args: argparse.Namespace, by_tool: dict[str, list[Run]]) -> list[tuple[str, str]]:
-    """(PASS/FAIL/..., what) for each target of #15."""
+    """(PASS/FAIL/..., what) for each target of #15 and #30."""
     pod = by_tool["podarchive"]
     limit = ceiling_mb(args)
     peak = max(r.peak_mb for r in pod)
@@ -504,13 +509,18 @@ def checks(args: argparse.Namespace, by_tool: dict[str, list[Run]]) -> list[tupl
             f"first-ingest CPU {ours['cpu']:.1f} s <= reader's {theirs['cpu']:.1f} s",
         ),
         (
-            verdict(ours["size"] <= 1.3 * theirs["size"]),
-            f"archive {ours['size']:.1f} MB <= 1.3 x reader's {theirs['size']:.1f} MB "
+            verdict(ours["size"] <= ARCHIVE_RATIO * theirs["size"]),
+            f"archive {ours['size']:.1f} MB <= {ARCHIVE_RATIO} x reader's {theirs['size']:.1f} MB "
             f"({ours['size'] / theirs['size']:.2f}x)",
         ),
         (verdict(speed_wall >= 3), f"no-change wall: reader / podarchive {speed_wall:.2f}x >= 3x"),
         (verdict(speed_cpu >= 3), f"no-change CPU: reader / podarchive {speed_cpu:.2f}x >= 3x"),
     ]
+
+
+# #15 asked 1.3x on feeds without notes; #30 asks 1.5x on feeds whose episodes carry notes and
+# links of their own (``own_notes``), links and search kept.
+ARCHIVE_RATIO = 1.5
 
 
 def verdict(ok: bool) -> str:

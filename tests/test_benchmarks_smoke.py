@@ -51,7 +51,7 @@ def test_benchmark_smoke_run(script: str) -> None:
 
 @pytest.mark.slow
 def test_vs_peers_smoke_prints_the_table_and_check_can_fail() -> None:
-    """``vs_peers.py`` runs podarchive as a whole process tree; ``--check`` passes the 250 MB
+    """``vs_peers.py`` runs podarchive as a whole process tree; ``--check`` passes the 120 MB
     ceiling here and fails a 1 MB one (a guard the benchmark relies on must be able to)."""
 
     passing = smoke("vs_peers.py", "--peers", "none", "--check")
