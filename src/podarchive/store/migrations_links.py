@@ -54,11 +54,13 @@ _CURRENT = "{r}.revision_id IS NULL AND {r}.domain IS NOT NULL"
 
 def _same(r: str) -> str:
     """NULL if no other current link of the episode has this domain, else whether one also
-    has this URL (1) or none does (0): one walk of the episode's current links."""
+    has this URL (1) or none does (0): one walk of the episode's current links (by
+    ``idx_links_current``: ``+`` keeps the planner off the domain's index, which a big domain
+    made a walk of all its links for every link written)."""
     return (
         f"(SELECT max(coalesce(l.normalized_url, l.url) = {_URL.format(r=r)}) FROM links l "
         f"WHERE l.episode_id = {r}.episode_id AND l.revision_id IS NULL AND l.id != {r}.id "
-        f"AND l.domain = {r}.domain)"
+        f"AND +l.domain = {r}.domain)"
     )
 
 
