@@ -5,7 +5,10 @@ their share of the file. Without ``--db`` it builds one first: podarchive's ``ru
 the synthetic feeds of ``vs_peers.py`` (``--feeds`` x ``--episodes``, each feed with notes
 and links of its own) on loopback, and, if reader 3.26's virtualenv exists under
 ``--venvs`` (``vs_peers.py`` creates it; ``--install`` here too), reader on the same feeds,
-then prints both and the ratio of the files. ``--keep DIR`` keeps the archives built.
+then prints both and the ratio of the files. Issue #30 asks for the ratio "with search kept":
+reader keeps no search index until it is enabled, then keeps it in a second file
+(``<db>.search``); a copy of reader's database with search enabled and updated is measured too,
+both files counted. ``--keep DIR`` keeps the archives built.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ def arguments() -> argparse.Namespace:
 
 
 def file_bytes(path: Path) -> int:
-    """The database and its ``-wal``, as a user's disk sees them."""
-    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    """The database and its ``-wal``, as a user's disk sees them (and reader's search file)."""
+    paths = [Path(f"{path}{tail}") for tail in ("", "-wal", ".search", ".search-wal")]
+    return sum(p.stat().st_size for p in paths if p.exists())
 
 
 def objects(path: Path) -> list[tuple[str, int, int]]:
@@ -102,6 +106,7 @@ def build(args: argparse.Namespace, work: Path) -> dict[str, Path]:
         venv = peer_venv(args.venvs, "reader", args.install)
         if venv is not None:
             built["reader"] = _reader(venv, work / "reader", urls)
+            built["reader with search"] = _reader_search(venv, built["reader"])
     return built
 
 
@@ -119,6 +124,23 @@ def _reader(venv: Path, work: Path, urls: list[str]) -> Path:
     return db
 
 
+#: reader's search enabled and filled, in reader's own python (its API, 3.26).
+READER_SEARCH = (
+    "import sys; from reader import make_reader; r = make_reader(sys.argv[1]); "
+    "r.enable_search(); r.update_search(); r.close()"
+)
+
+
+def _reader_search(venv: Path, db: Path) -> Path:
+    """A copy of reader's database with search enabled (its index in ``<copy>.search``)."""
+    copy = db.with_name("reader-search.sqlite")
+    for tail in ("", "-wal"):
+        if Path(f"{db}{tail}").exists():
+            shutil.copy(f"{db}{tail}", f"{copy}{tail}")
+    subprocess.run([str(venv / "bin/python"), "-c", READER_SEARCH, str(copy)], check=True)
+    return copy
+
+
 def main() -> None:
     args = arguments()
     if args.db:
@@ -130,14 +152,16 @@ def main() -> None:
         sizes = {name: report(name, path, args.top) for name, path in built.items()}
         if "reader" in sizes:
             print(f"\npodarchive / reader: {sizes['podarchive'] / sizes['reader']:.2f}x")
+            ratio = sizes["podarchive"] / sizes["reader with search"]
+            print(f"podarchive / reader with search (both files): {ratio:.2f}x")
         else:
             print("\nreader: not installed (vs_peers.py or --install creates it): ours only")
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
             for name, path in built.items():
-                for p in (path, Path(f"{path}-wal")):
+                for p in (path, Path(f"{path}-wal"), Path(f"{path}.search")):
                     if p.exists():
-                        shutil.copy(p, args.keep / f"{name}-{p.name}")
+                        shutil.copy(p, args.keep / f"{name.replace(' ', '-')}-{p.name}")
 
 
 if __name__ == "__main__":

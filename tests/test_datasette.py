@@ -79,7 +79,7 @@ def test_datasette_follows_foreign_keys(archive_db: Path) -> None:
 
 
 #: Derived tables (#28): the per-domain link summary that triggers keep, keyed by what it counts.
-DERIVED = {"link_domains", "link_domain_urls", "link_domain_feeds"}
+DERIVED = {"link_domains", "link_domain_feeds"}
 
 
 def test_datasette_sees_every_foreign_key(archive_db: Path) -> None:

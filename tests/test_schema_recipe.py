@@ -43,7 +43,9 @@ def _example_field_v21(db: sqlite_utils.Database) -> None:
 
 
 Migration = Callable'''
-LAST_MIGRATION = "    _compact_v23,  # v23 (#30: less disk for the same content)\n)"
+LAST_MIGRATION = (
+    "    _disk_v24,  # v24 (#30: the link summary without a second copy of every URL)\n)"
+)
 
 
 def edit_once(text: str, old: str, new: str) -> str:

@@ -217,7 +217,7 @@ INTERNAL = {
     "feed_redirects", "snapshots", "feed_bodies", "documents", "page_bodies", "hosts",
     "backfill_walks", "backfill_pages", "media_state", "captures", "header_sets",
     "image_state", "push_subscriptions", "podping_cursor", "push_notices",
-    "link_domains", "link_domain_urls", "link_domain_feeds",
+    "link_domains", "link_domain_feeds",
 }  # fmt: skip
 
 

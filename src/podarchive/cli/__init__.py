@@ -466,6 +466,7 @@ def serve(db_path: Path, host: str, port: int, shards_dir: Path | None, shards: 
 from podarchive.cli.archive import COMMANDS as ARCHIVE_COMMANDS  # noqa: E402
 from podarchive.cli.changes import COMMANDS as CHANGE_COMMANDS  # noqa: E402
 from podarchive.cli.cluster import COMMANDS as CLUSTER_COMMANDS  # noqa: E402
+from podarchive.cli.compact import COMMANDS as COMPACT_COMMANDS  # noqa: E402
 from podarchive.cli.export_bag import COMMANDS as EXPORT_BAG_COMMANDS  # noqa: E402
 from podarchive.cli.export_warc import COMMANDS as EXPORT_WARC_COMMANDS  # noqa: E402
 from podarchive.cli.schedules import COMMANDS as SCHEDULE_COMMANDS  # noqa: E402
@@ -473,6 +474,7 @@ from podarchive.cli.schedules import COMMANDS as SCHEDULE_COMMANDS  # noqa: E402
 for _command in (
     *SCHEDULE_COMMANDS,
     *ARCHIVE_COMMANDS,
+    *COMPACT_COMMANDS,
     *CHANGE_COMMANDS,
     *EXPORT_BAG_COMMANDS,
     *EXPORT_WARC_COMMANDS,

@@ -38,14 +38,15 @@ def _links_v20(db: sqlite_utils.Database) -> None:
 # The per-domain summary ``most_linked_domains`` reads: that query counted, over every current
 # link, the distinct (episode, URL) pairs, URLs, episodes and podcasts of each domain.
 # ``link_domains`` holds those four counts per domain, kept exact by triggers on ``links`` with
-# two reference counts (``link_domain_urls``: current links per domain and URL;
-# ``link_domain_feeds``: per domain and podcast). A link's URL is its normalized URL, else its
-# URL as written; a current link has no revision and a domain. The (episode, URL) pairs and
-# episodes are checked among the episode's own current links (``idx_links_current``). A big
-# first ingest drops the triggers and rebuilds the tables once at its end, like the lookup
-# indexes (``Archive.deferred_link_indexes``); ``transplant`` leaves them to the destination's
-# triggers.
-LINK_SUMMARY_TABLES = ("link_domains", "link_domain_urls", "link_domain_feeds")
+# one reference count (``link_domain_feeds``: current links per domain and podcast). A link's
+# URL is its normalized URL, else its URL as written; a current link has no revision and a
+# domain. The (episode, URL) pairs and episodes are checked among the episode's own current
+# links (``idx_links_current``); whether another current link of the domain has the URL, by the
+# URL's lookup indexes (schema 24: until then a third table, ``link_domain_urls``, held every
+# domain and URL again, 9 % of the archive). A big first ingest drops the triggers with the
+# lookup indexes and rebuilds the tables once at its end (``Archive.deferred_link_indexes``);
+# ``transplant`` leaves them to the destination's triggers.
+LINK_SUMMARY_TABLES = ("link_domains", "link_domain_feeds")
 _URL = "coalesce({r}.normalized_url, {r}.url)"
 _FEED = "(SELECT feed_id FROM episodes WHERE id = {r}.episode_id)"
 _CURRENT = "{r}.revision_id IS NULL AND {r}.domain IS NOT NULL"
@@ -53,45 +54,53 @@ _CURRENT = "{r}.revision_id IS NULL AND {r}.domain IS NOT NULL"
 
 def _same(r: str) -> str:
     """NULL if no other current link of the episode has this domain, else whether one also
-    has this URL (1) or none does (0): one walk of the episode's current links."""
+    has this URL (1) or none does (0): one walk of the episode's current links (by
+    ``idx_links_current``: ``+`` keeps the planner off the domain's index, which a big domain
+    made a walk of all its links for every link written)."""
     return (
         f"(SELECT max(coalesce(l.normalized_url, l.url) = {_URL.format(r=r)}) FROM links l "
         f"WHERE l.episode_id = {r}.episode_id AND l.revision_id IS NULL AND l.id != {r}.id "
-        f"AND l.domain = {r}.domain)"
+        f"AND +l.domain = {r}.domain)"
+    )
+
+
+def _other_url(r: str) -> str:
+    """Whether another current link of the domain has this link's URL: by the normalized
+    URL's index, else among the URLs as written that are not normalized (their index; the
+    domain's index is not used: a big domain has many links, a URL few)."""
+    url = _URL.format(r=r)
+    rest = f"AND +l.domain = {r}.domain AND l.revision_id IS NULL AND l.id != {r}.id"
+    return (
+        f"(EXISTS (SELECT 1 FROM links l WHERE l.normalized_url = {url} {rest}) OR EXISTS "
+        f"(SELECT 1 FROM links l WHERE l.normalized_url IS NULL AND l.url = {url} {rest}))"
     )
 
 
 def _add(r: str) -> str:
-    url, feed = _URL.format(r=r), f"coalesce({_FEED.format(r=r)}, 0)"
+    feed = f"coalesce({_FEED.format(r=r)}, 0)"
     return f"""
     INSERT INTO link_domains (domain, links, urls, episodes, podcasts)
-      SELECT {r}.domain, NOT coalesce(same, 0), NOT EXISTS (SELECT 1 FROM link_domain_urls
-          WHERE domain = {r}.domain AND url = {url}),
+      SELECT {r}.domain, NOT coalesce(same, 0), NOT {_other_url(r)},
         same IS NULL, NOT EXISTS (SELECT 1 FROM link_domain_feeds
           WHERE domain = {r}.domain AND feed_id = {feed})
       FROM (SELECT {_same(r)} AS same) WHERE true
       ON CONFLICT (domain) DO UPDATE SET links = links + excluded.links,
         urls = urls + excluded.urls, episodes = episodes + excluded.episodes,
         podcasts = podcasts + excluded.podcasts;
-    INSERT INTO link_domain_urls (domain, url, n) VALUES ({r}.domain, {url}, 1)
-      ON CONFLICT (domain, url) DO UPDATE SET n = n + 1;
     INSERT INTO link_domain_feeds (domain, feed_id, n) VALUES ({r}.domain, {feed}, 1)
       ON CONFLICT (domain, feed_id) DO UPDATE SET n = n + 1;"""
 
 
 def _remove(r: str) -> str:
-    url, feed = _URL.format(r=r), f"coalesce({_FEED.format(r=r)}, 0)"
+    feed = f"coalesce({_FEED.format(r=r)}, 0)"
     return f"""
     UPDATE link_domains SET (links, episodes) = (
         SELECT links - NOT coalesce(same, 0), episodes - (same IS NULL)
         FROM (SELECT {_same(r)} AS same)),
-      urls = urls - coalesce((SELECT n = 1 FROM link_domain_urls
-        WHERE domain = {r}.domain AND url = {url}), 0),
+      urls = urls - NOT {_other_url(r)},
       podcasts = podcasts - coalesce((SELECT n = 1 FROM link_domain_feeds
         WHERE domain = {r}.domain AND feed_id = {feed}), 0)
       WHERE domain = {r}.domain;
-    UPDATE link_domain_urls SET n = n - 1 WHERE domain = {r}.domain AND url = {url};
-    DELETE FROM link_domain_urls WHERE domain = {r}.domain AND url = {url} AND n <= 0;
     UPDATE link_domain_feeds SET n = n - 1 WHERE domain = {r}.domain AND feed_id = {feed};
     DELETE FROM link_domain_feeds WHERE domain = {r}.domain AND feed_id = {feed} AND n <= 0;
     DELETE FROM link_domains WHERE domain = {r}.domain AND episodes <= 0;"""
@@ -117,10 +126,7 @@ _CURRENT_LINKS = (
 #: The summary from the links themselves: the migration's fill, and a deferred ingest's end.
 REBUILD_LINK_SUMMARY = (
     "DELETE FROM link_domains",
-    "DELETE FROM link_domain_urls",
     "DELETE FROM link_domain_feeds",
-    "INSERT INTO link_domain_urls (domain, url, n) SELECT l.domain, "
-    f"coalesce(l.normalized_url, l.url), count(*) {_CURRENT_LINKS} GROUP BY 1, 2",
     f"INSERT INTO link_domain_feeds (domain, feed_id, n) SELECT l.domain, e.feed_id, count(*) "
     f"{_CURRENT_LINKS} GROUP BY 1, 2",
     "INSERT INTO link_domains (domain, links, urls, episodes, podcasts) SELECT l.domain, "
@@ -135,7 +141,7 @@ def _link_summary(db: sqlite_utils.Database) -> None:
         "CREATE TABLE link_domains (domain TEXT PRIMARY KEY, links INTEGER NOT NULL, "
         "urls INTEGER NOT NULL, episodes INTEGER NOT NULL, podcasts INTEGER NOT NULL)"
     )
-    db.execute(
+    db.execute(  # dropped by migration 24 (:mod:`.migrations_disk`)
         "CREATE TABLE link_domain_urls (domain TEXT NOT NULL, url TEXT NOT NULL, "
         "n INTEGER NOT NULL, PRIMARY KEY (domain, url))"
     )

@@ -23,6 +23,7 @@ import sqlite_utils
 
 from .migrations_changes import _change_indexes_v19
 from .migrations_compact import _compact_v23
+from .migrations_disk import _disk_v24
 from .migrations_early import (
     BOOKKEEPING_INDEX,
     FILE_STATE_COLUMNS,
@@ -307,5 +308,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _podping_v21,  # v21 (#29: the podping cursor)
     _push_notices_v22,  # v22 (#29: notifications as evidence)
     _compact_v23,  # v23 (#30: less disk for the same content)
+    _disk_v24,  # v24 (#30: the link summary without a second copy of every URL)
 )  # MIGRATIONS[n - 1] brings n - 1 → n
 SCHEMA_VERSION = len(MIGRATIONS)

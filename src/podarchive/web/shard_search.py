@@ -260,7 +260,10 @@ order by failures desc, failing_since, shard, feed_id""",
 
 
 #: A domain's URLs in each shard, for the top domains of ``most_linked_domains``.
-_DOMAIN_URLS = "select url from {db}.link_domain_urls where domain = top.domain"
+_DOMAIN_URLS = (
+    "select coalesce(normalized_url, url) as url from {db}.links"
+    " where domain = top.domain and revision_id is null"
+)
 #: The archive's tables a query of one archive names: in a cross-shard part, the shard's.
 _TABLES = re.compile(r"\b(from|join)\s+(links|episodes|feeds)\b", re.IGNORECASE)
 
