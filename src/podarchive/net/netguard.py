@@ -196,6 +196,8 @@ class _DeadlineStream(httpcore.NetworkStream):
             return self._inner.read(max_bytes, limit)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:  # h11's end of a bodiless request: nothing to send or wait for (#30)
+            return
         limit, limiter = _clamp(timeout)
         with _deadline_wins(limiter):
             self._inner.write(buffer, limit)

@@ -12,6 +12,7 @@ is finished, never left half done (#23).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -62,6 +63,9 @@ log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
 REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
 REDO_MAX = 16.0  # ... doubling each time the same fetch is given up again, to at most this
+#: a feed's key among those in flight: normalize_url is pure, and a daemon or worker asks
+#: it of the same URLs poll after poll (#30); bounded
+_feed_key = functools.lru_cache(maxsize=8192)(normalize_url)
 
 
 @dataclass(slots=True)
@@ -440,7 +444,7 @@ class _Flow:
         if schedule is None:
             return _IDLE
         state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
-        key = normalize_url(state.current_url)
+        key = _feed_key(state.current_url)
         twin = self.fetching.setdefault(key, schedule.label)
         if twin != schedule.label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
@@ -572,7 +576,7 @@ def _followers(
     fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
     those that failed are due now, not after their back-off.
     """
-    schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
+    schedule, feed_id, report = entry.schedule, entry.feed_id, entry.report
     fingerprint = fetch_settings(schedule, settings)
     before = entry.settings  # read with the feed's state when its poll started
     retry = before is not None and before != fingerprint  # unknown before: nothing to redo
@@ -580,18 +584,20 @@ def _followers(
         changed = ", ".join(changed_settings(before or "", fingerprint))
         log.info("%s: %s changed: retrying what failed now", report.label, changed)
     starts: list[Callable[[], Future[Any]]] = []
-    if schedule.pages:
-        pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
-        starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
     kinds: list[FileKind] = []
     if schedule.transcripts:
         kinds.append("transcript")
     if schedule.chapters:
         kinds.append("chapters")
-    files = archive.files_to_fetch(
-        feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
-    )
-    starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
+    if schedule.pages or kinds:  # none (an unchanged poll's usual case): no clock, no reads
+        now = clock()
+        if schedule.pages:
+            pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
+            starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
+        files = archive.files_to_fetch(
+            feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
+        )
+        starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
     report.pages_pending = len(starts)
     remember = None if before == fingerprint else fingerprint
     if remember is not None and not starts:
