@@ -63,9 +63,7 @@ log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
 REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
 REDO_MAX = 16.0  # ... doubling each time the same fetch is given up again, to at most this
-#: a feed's key among those in flight: normalize_url is pure, and a daemon or worker asks
-#: it of the same URLs poll after poll (#30); bounded
-_feed_key = functools.lru_cache(maxsize=8192)(normalize_url)
+_feed_key = functools.lru_cache(maxsize=8192)(normalize_url)  # pure; same URLs each poll (#30)
 
 
 @dataclass(slots=True)
@@ -576,7 +574,7 @@ def _followers(
     fetched (:func:`fetch_settings`: private hosts allowed, a user agent, pages turned on),
     those that failed are due now, not after their back-off.
     """
-    schedule, feed_id, report = entry.schedule, entry.feed_id, entry.report
+    schedule, feed_id, report, now = entry.schedule, entry.feed_id, entry.report, clock()
     fingerprint = fetch_settings(schedule, settings)
     before = entry.settings  # read with the feed's state when its poll started
     retry = before is not None and before != fingerprint  # unknown before: nothing to redo
@@ -584,16 +582,12 @@ def _followers(
         changed = ", ".join(changed_settings(before or "", fingerprint))
         log.info("%s: %s changed: retrying what failed now", report.label, changed)
     starts: list[Callable[[], Future[Any]]] = []
-    kinds: list[FileKind] = []
-    if schedule.transcripts:
-        kinds.append("transcript")
-    if schedule.chapters:
-        kinds.append("chapters")
-    if schedule.pages or kinds:  # none (an unchanged poll's usual case): no clock, no reads
-        now = clock()
-        if schedule.pages:
-            pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
-            starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
+    if schedule.pages:
+        pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
+        starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
+    kinds: list[FileKind] = ["transcript"] if schedule.transcripts else []
+    kinds.extend(["chapters"] if schedule.chapters else [])
+    if kinds:  # none (an unchanged poll's usual case): no stamp to format (#30)
         files = archive.files_to_fetch(
             feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
         )
