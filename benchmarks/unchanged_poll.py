@@ -2,7 +2,9 @@
 worker's path, beside httpx's own floor (a bare client's GET of the same 304) in the same run.
 
 Run: ``python benchmarks/unchanged_poll.py`` (~1 min; ``--smoke`` for seconds; ``--check``
-exits 1 when a path costs more than ``--target`` ms, 1.0 by default).
+exits 1 when a path costs more than ``--target`` ms, 1.0 by default). ``--runs 3`` measures
+every path three times in turn and reports (and checks) each one's median: on a shared
+machine one run can be 30 % off.
 
 - **daemon cycle**: the daemon's own update (``daemon.service.cycle_update``) of ``--feeds``
   due feeds, as it runs each time feeds fall due; every feed is made due again between two
@@ -24,6 +26,7 @@ process (``server.py``). Statements per feed are counted on the archive's connec
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import threading
@@ -49,6 +52,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--cycles", type=int, default=5, help="timed daemon cycles")
     parser.add_argument("--check", action="store_true", help="exit 1 above --target")
     parser.add_argument("--target", type=float, default=1.0, help="ms of CPU per 304")
+    parser.add_argument("--runs", type=int, default=1, help="measure N times, report medians")
     args = parser.parse_args()
     if args.smoke:
         args.feeds, args.cycles = 20, 2
@@ -173,16 +177,24 @@ def statements_per_feed(db: Path, urls: list[str]) -> float:
 def main() -> int:
     args = arguments()
     print(f"# unchanged poll (#30): {args.feeds} feeds x {args.cycles} cycles; {machine()}")
+    runs: list[tuple[float, float, float, float]] = []
     with tempfile.TemporaryDirectory() as tmp, ServerProcess() as srv:
         db, urls = archive_of(Path(tmp), srv, "daemon", args.feeds)
         etag = srv_etag(db)
-        floor = httpx_floor(urls, etag, max(1, args.cycles))
-        whole, daemon = daemon_cycles(db, urls, args.cycles, srv)
-        statements = statements_per_feed(db, urls)
         feeds = args.feeds * args.cycles // 2
-        db2, urls2 = archive_of(Path(tmp), srv, "worker", feeds)
-        worker, worker_statements = worker_path(db2, urls2, warm=min(20, feeds // 4))
-    print(f"{'path':<34}{'CPU ms per 304':>16}{'over httpx':>12}")
+        for run in range(max(1, args.runs)):
+            floor = httpx_floor(urls, etag, max(1, args.cycles))
+            whole, daemon = daemon_cycles(db, urls, args.cycles, srv)
+            db2, urls2 = archive_of(Path(tmp), srv, f"worker{run}", feeds)
+            worker, worker_statements = worker_path(db2, urls2, warm=min(20, feeds // 4))
+            runs.append((floor, whole, daemon, worker))
+            if args.runs > 1:
+                print(f"run {run + 1}: floor {floor:.3f}, daemon (fixed cost out) ", end="")
+                print(f"{daemon:.3f}, worker {worker:.3f} ms")
+        statements = statements_per_feed(db, urls)
+    floor, whole, daemon, worker = (statistics.median(column) for column in zip(*runs, strict=True))
+    median = f" (median of {len(runs)} runs)" if len(runs) > 1 else ""
+    print(f"{'path' + median:<34}{'CPU ms per 304':>16}{'over httpx':>12}")
     print(f"{'httpx floor (bare client GET)':<34}{floor:>16.3f}{'':>12}")
     print(f"{'daemon cycle, whole':<34}{whole:>16.3f}{whole - floor:>12.3f}")
     print(f"{'daemon cycle, fixed cost out':<34}{daemon:>16.3f}{daemon - floor:>12.3f}")

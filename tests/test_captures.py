@@ -24,7 +24,13 @@ from loopback import LoopbackSite
 from podarchive.core.errors import StorageError
 from podarchive.core.types import Capture, Exchange
 from podarchive.store import Archive, MediaFolder
-from podarchive.store.captures import VOLATILE, join_volatile, split_volatile
+from podarchive.store.captures import (
+    VOLATILE,
+    _canonical,
+    canonical_headers,
+    join_volatile,
+    split_volatile,
+)
 
 #: what the hand-written chapters route sends, header for header (order, case, duplicates)
 RAW_HEADERS = (
@@ -253,6 +259,21 @@ def test_volatile_values_split_off_and_back_exactly(headers: list[tuple[str, str
     template, values = split_volatile(headers)
     assert join_volatile(template, values) == tuple(headers)
     assert all(v is None for n, v in template if n.lower() in VOLATILE)
+
+
+@given(first=header_lists, second=header_lists)
+def test_a_remembered_header_encoding_is_the_encoding_of_those_headers(
+    first: list[tuple[str, str]], second: list[tuple[str, str]]
+) -> None:
+    """(#30) A header tuple's encoding is remembered between polls: whatever came before,
+    each list gets its own JSON and digest, as computed afresh, tuple or list alike."""
+    for headers in (first, second, first):
+        text, digest = canonical_headers(tuple(headers))
+        assert (text, digest) == _canonical(headers) == canonical_headers(headers)
+        assert digest == hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    assert (canonical_headers(tuple(first)) == canonical_headers(tuple(second))) == (
+        first == second
+    )
 
 
 def test_polls_that_differ_only_in_date_and_request_id_share_one_header_set(

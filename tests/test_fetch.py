@@ -11,6 +11,7 @@ import pytest
 from loopback import LoopbackSite
 
 from podarchive import USER_AGENT
+from podarchive.core.clock import now_iso, parse_iso
 from podarchive.core.errors import (
     BlockedURL,
     BodyTooLarge,
@@ -58,6 +59,23 @@ def test_conditional_get_gives_304(site: LoopbackSite) -> None:
     assert result.not_modified
     assert result.body == b""
     assert site.requests[0].headers["if-none-match"] == '"v1"'
+
+
+def test_each_request_is_stamped_with_the_second_it_started(site: LoopbackSite) -> None:
+    """(#30) The stamps are formatted once a second, and still read the second of each
+    request, as core.clock writes them; a refused get's row too."""
+    site.serve("/feed", b"<rss/>", etag='"v1"')
+    log: list[FetchRecord] = []
+    with Fetcher(FAST) as fetcher:
+        before = now_iso()
+        for _ in range(3):
+            fetcher.get(site.url("/feed"), etag='"v1"', log=log)
+        with pytest.raises(BlockedURL):
+            fetcher.get("ftp://ex.example/feed", log=log)
+        after = now_iso()
+    assert [r.status for r in log] == [304, 304, 304, None]
+    assert all(before <= r.started_at <= after for r in log)
+    assert all(parse_iso(r.started_at) is not None for r in log)
 
 
 def test_last_modified_is_sent_back(site: LoopbackSite) -> None:

@@ -45,7 +45,7 @@ from urllib.parse import urljoin, urlsplit
 import certifi
 import httpx
 
-from podarchive.core.clock import now_iso, utcnow
+from podarchive.core.clock import utcnow
 from podarchive.core.errors import (
     Abandoned,
     BlockedURL,
@@ -67,7 +67,7 @@ from podarchive.net.netguard import (
     private_address,
     system_resolver,
 )
-from podarchive.net.wire import _Decoder, _format_size, _gunzip_sniffed, exchange_of
+from podarchive.net.wire import _Decoder, _format_size, _gunzip_sniffed, exchange_of, now_stamp
 from podarchive.rules.policy import is_transient_status, parse_retry_after, retry_delays
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -218,7 +218,7 @@ class Fetcher:
         trusted = trusted or allow_private_hosts or self.settings.allow_private_hosts
         records = log if log is not None else []
         hop, logged = _Hop(kind, headers, limit, trusted, records), len(records)
-        started_at, start = now_iso(), time.monotonic()
+        started_at, start = now_stamp(), time.monotonic()
         try:
             with netguard.budget(self.settings.deadline):
                 return self._follow(url, hop)
@@ -243,8 +243,10 @@ class Fetcher:
         seen = {url}
         current = url
         while True:
-            self._check_url(current, hop.trusted)
-            status, response_headers, body, ms, exchange = self._exchange_retrying(current, hop)
+            host = self._check_url(current, hop.trusted)
+            status, response_headers, body, ms, exchange = self._exchange_retrying(
+                current, host, hop
+            )
             if status in REDIRECT_STATUSES and "location" in response_headers:
                 exchanges.append(exchange)
                 target = self._redirect_target(current, response_headers["location"])
@@ -260,7 +262,7 @@ class Fetcher:
                 continue
             if status == 200 and hop.kind != "feed" and _maybe_cut(response_headers, body):
                 status, response_headers, body, ms, exchange = self._confirm_page(
-                    current, hop, body
+                    current, host, hop, body
                 )
             exchanges.append(exchange)
             if status == 304 or 200 <= status < 300:
@@ -281,34 +283,35 @@ class Fetcher:
                 retry_after=response_headers.get("retry-after"),
             )
 
-    def _confirm_page(self, url: str, hop: _Hop, first: bytes) -> Answer:
+    def _confirm_page(self, url: str, host: str, hop: _Hop, first: bytes) -> Answer:
         """Fetch a possibly cut page once more: a complete answer or the same bytes win.
 
         A close-delimited body looks complete to HTTP however early the connection closed,
         so otherwise half a page would be stored as the whole. Fails transiently (the page
         is tried again on a later run) when the second answer is different and no better.
         """
-        second = self._exchange_retrying(url, hop)
+        second = self._exchange_retrying(url, host, hop)
         status, headers, body, _, _ = second
         if status != 200 or body == first or not _maybe_cut(headers, body):
             return second
         raise FetchError(TRUNCATED, url=url, transient=True)
 
-    def _exchange_retrying(self, url: str, hop: _Hop) -> Answer:
-        """One hop, retried with back-off on transient failures; honours Retry-After."""
-        host = urlsplit(url).hostname or ""
+    def _exchange_retrying(self, url: str, host: str, hop: _Hop) -> Answer:
+        """One hop to ``host``, retried with back-off on transient failures; honours
+        Retry-After."""
         delays = retry_delays(self.settings.retries, base=self.settings.retry_base, rng=self._rng)
         for attempt in range(len(delays) + 1):
             last = attempt == len(delays)
             self._hosts.check(host)
             try:
-                answer = self._exchange(url, hop)
+                answer = self._exchange(url, host, hop)
             except FetchError as e:
                 if last or not e.transient or not _back_off(delays[attempt]):
                     raise
                 continue
             status, response_headers = answer[0], answer[1]
-            retry_after = parse_retry_after(response_headers.get("retry-after"), utcnow())
+            header = response_headers.get("retry-after")  # utcnow() only when there is one
+            retry_after = parse_retry_after(header, utcnow()) if header is not None else None
             if status in (429, 503) and retry_after is not None:
                 self._hosts.block(host, retry_after)
                 return answer
@@ -318,8 +321,9 @@ class Fetcher:
             return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _check_url(self, url: str, trusted: bool) -> None:
-        """Scheme, and for untrusted URLs the address guard where the dial cannot do it.
+    def _check_url(self, url: str, trusted: bool) -> str:
+        """Scheme, and for untrusted URLs the address guard where the dial cannot do it;
+        returns the URL's host name.
 
         A host name is resolved and checked where it is dialled (one resolution, so that
         the address checked is the address used); address literals are checked here.
@@ -327,14 +331,13 @@ class Fetcher:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BlockedURL(f"blocked: not an http(s) URL: {shorten(url)}", url=url)
-        if trusted:
-            return
         host = parts.hostname
-        if self._dial_time_guard and not _is_address(host):
-            return
+        if trusted or (self._dial_time_guard and not _is_address(host)):
+            return host
         address = private_address(host, self._resolve, self._address_blocked)
         if address:
             raise BlockedURL(f"blocked: private address {address}", url=url)
+        return host
 
     @staticmethod
     def _redirect_target(current: str, location: str) -> str:
@@ -343,18 +346,17 @@ class Fetcher:
             raise RedirectError(f"redirect to a non-http(s) URL: {shorten(target)}", url=current)
         return target
 
-    def _exchange(self, url: str, hop: _Hop) -> Answer:
-        """One request, logged. Returns status, lower-cased headers, decoded body, ms and the
-        exchange as sent and received."""
+    def _exchange(self, url: str, host: str, hop: _Hop) -> Answer:
+        """One request to ``host``, logged. Returns status, lower-cased headers, decoded body,
+        ms and the exchange as sent and received."""
         if self._abort.is_set():
             raise Abandoned(url=url)
-        started_at, start = now_iso(), time.monotonic()
+        started_at, start = now_stamp(), time.monotonic()
         status: int | None = None
         size = 0
         client = self._clients[hop.trusted]
         try:
             request = client.build_request("GET", url, headers=hop.headers)
-            host = urlsplit(url).hostname or ""
             with self._turn(host) as sent, closing(client.send(request, stream=True)) as r:
                 sent()  # for transports that do not report the first write themselves
                 status = r.status_code

@@ -192,13 +192,23 @@ class _DeadlineStream(httpcore.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         limit, limiter = _clamp(timeout)
-        with _deadline_wins(limiter):
+        try:  # _deadline_wins inline: every request reads (#30)
             return self._inner.read(max_bytes, limit)
+        except httpcore.TimeoutException as e:
+            if limiter is not None:
+                raise limiter.expired() from e
+            raise
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:  # h11's end of a bodiless request: nothing to send or wait for (#30)
+            return
         limit, limiter = _clamp(timeout)
-        with _deadline_wins(limiter):
+        try:  # _deadline_wins inline, as in read
             self._inner.write(buffer, limit)
+        except httpcore.TimeoutException as e:
+            if limiter is not None:
+                raise limiter.expired() from e
+            raise
         current = current_budget()
         if current is not None:
             current.sent()

@@ -30,6 +30,7 @@ known of how they were fetched (URL, when, content type, validators, a media fet
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -65,6 +66,7 @@ _BODY_HOME = {
     "media": ("media", "SELECT sha256 FROM media_payloads WHERE sha256 = ?"),
 }
 _HEADER_CACHE = 4096  # header sets kept decoded while captures are read
+_CANONICAL_CACHE = 512  # header lists kept encoded while captures are written (#30)
 #: Response headers whose values differ from one response to the next though nothing else
 #: does: kept per capture (``response_values``), out of the shared header set.
 VOLATILE = frozenset(
@@ -109,9 +111,25 @@ def join_volatile(template: Template, values: Sequence[str]) -> Headers:
 
 def canonical_headers(headers: Iterable[tuple[str, str | None]]) -> tuple[str, bytes]:
     """A header list's canonical JSON (its order, case and duplicates kept) and its SHA-256
-    (the 32 bytes, as ``header_sets.sha256`` keeps it: half the hex's size, index too)."""
+    (the 32 bytes, as ``header_sets.sha256`` keeps it: half the hex's size, index too).
+
+    A tuple's is remembered (:func:`_canonical_of`): the same request headers and response
+    template come back at every poll of a feed (#30)."""
+    if isinstance(headers, tuple):
+        try:
+            return _canonical_of(headers)
+        except TypeError:  # pairs that are not tuples (unhashable): encoded each time
+            pass
+    return _canonical(headers)
+
+
+def _canonical(headers: Iterable[tuple[str, str | None]]) -> tuple[str, bytes]:
     text = json.dumps([[n, v] for n, v in headers], ensure_ascii=False, separators=(",", ":"))
     return text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+#: a pure function of its (hashable) argument: nothing to invalidate; bounded
+_canonical_of = functools.lru_cache(maxsize=_CANONICAL_CACHE)(_canonical)
 
 
 def _filters(

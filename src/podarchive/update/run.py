@@ -12,6 +12,7 @@ is finished, never left half done (#23).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -62,6 +63,7 @@ log = logging.getLogger("podarchive")
 _STARTED, _IDLE, _END = object(), object(), object()  # what _Flow._start_feed did
 REDO_PAUSE = 1.0  # seconds before a fetch the broker failed under is started again
 REDO_MAX = 16.0  # ... doubling each time the same fetch is given up again, to at most this
+_feed_key = functools.lru_cache(maxsize=8192)(normalize_url)  # pure; same URLs each poll (#30)
 
 
 @dataclass(slots=True)
@@ -440,7 +442,7 @@ class _Flow:
         if schedule is None:
             return _IDLE
         state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
-        key = normalize_url(state.current_url)
+        key = _feed_key(state.current_url)
         twin = self.fetching.setdefault(key, schedule.label)
         if twin != schedule.label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
@@ -583,15 +585,13 @@ def _followers(
     if schedule.pages:
         pages = pages_due(archive, feed_id, now, recheck_pages, failed_now=retry)
         starts.extend(partial(workers.fetch_page, t, schedule) for t in pages)
-    kinds: list[FileKind] = []
-    if schedule.transcripts:
-        kinds.append("transcript")
-    if schedule.chapters:
-        kinds.append("chapters")
-    files = archive.files_to_fetch(
-        feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
-    )
-    starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
+    kinds: list[FileKind] = ["transcript"] if schedule.transcripts else []
+    kinds.extend(["chapters"] if schedule.chapters else [])
+    if kinds:  # none (an unchanged poll's usual case): no stamp to format (#30)
+        files = archive.files_to_fetch(
+            feed_id, iso(now), kinds, everything=recheck_pages, failing=retry
+        )
+        starts.extend(partial(workers.fetch_file, t, schedule) for t in files)
     report.pages_pending = len(starts)
     remember = None if before == fingerprint else fingerprint
     if remember is not None and not starts:
