@@ -77,3 +77,23 @@ def test_a_caller_waiting_for_a_worker_slot_saturates_the_lane(
         busy.join(60)
         assert out == [3]
         assert not lane.saturated()
+
+
+def test_a_run_starts_a_fetch_only_with_room_and_a_lane_not_saturated() -> None:
+    lane = CpuLane(1)
+    started, release = threading.Event(), threading.Event()
+    assert lane.room(0, 8)
+    assert lane.room(7, 8)
+    assert not lane.room(8, 8)
+    first = threading.Thread(target=lambda: lane.run(_held, started, release, weight=1))
+    first.start()
+    assert started.wait(30)
+    second = threading.Thread(target=lambda: lane.run(abs, -1, weight=1))
+    second.start()
+    assert _until(lane.saturated)
+    assert not lane.room(1, 8)  # a fetch waits for the lane: no more start
+    assert lane.room(0, 8)  # nothing in flight (a stream between feeds): always
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert lane.room(1, 8)

@@ -153,6 +153,12 @@ class CpuLane:
         fetches and they run at full concurrency."""
         return self._waiters > 0
 
+    def room(self, in_flight: int, limit: int) -> bool:
+        """Whether a run with ``in_flight`` fetches started and not stored may start another:
+        fewer than ``limit``, and the lane not :meth:`saturated` (#30: what the lane cannot
+        take yet would wait in memory); always when none is in flight."""
+        return in_flight == 0 or (in_flight < limit and not self.saturated())
+
     def _wait_turn(self, lock: threading.Semaphore | Any, timeout: float) -> bool:
         """``lock`` acquired within ``timeout`` seconds, counted as a wait for the lane if it
         is not free at once."""
