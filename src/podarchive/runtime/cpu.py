@@ -16,7 +16,10 @@ run hands them to a :class:`CpuLane`:
   otherwise needs, for a few seconds of parsing saved at best.
 
 Inline jobs run one at a time (the GIL runs one anyway): the run's memory holds one parse,
-not one per fetch thread.
+not one per fetch thread. While a thread waits for its turn (inline, or a worker's job
+slot), the lane is :meth:`CpuLane.saturated` and a run starts no more fetches
+(:meth:`CpuLane.room`, #30): a first ingest on loopback fetched its eight feeds at once and
+held their bodies and rows while the lane caught up.
 
 The calling thread waits for its job without holding the GIL. :meth:`CpuLane.abort` makes
 every wait give up at once with :class:`~podarchive.core.errors.Abandoned`.
