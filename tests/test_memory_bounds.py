@@ -29,7 +29,7 @@ from podarchive.core.types import Link, Tag
 from podarchive.read.jobs import EpisodeWrites, read_feed
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.runtime.cpu import CpuLane
-from podarchive.runtime.malloc import give_back, return_big_blocks
+from podarchive.runtime.malloc import return_big_blocks
 from podarchive.store import Archive
 from podarchive.update.run import RunReport, in_flight_limit, update_feeds
 
@@ -199,27 +199,3 @@ def test_links_and_tags_cross_a_process_as_themselves() -> None:
     )
     assert pickle.loads(pickle.dumps(link)) == link
     assert pickle.loads(pickle.dumps(tags)) == tags
-
-
-def _rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
-@pytest.mark.skipif(
-    not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"),
-    reason="malloc_trim is glibc's",
-)
-def test_a_worker_gives_freed_pages_back_after_its_job() -> None:
-    """Blocks under the mmap threshold come from the heap; freed below a block still in use,
-    their pages stay resident until :func:`give_back` (what a worker calls after each job)."""
-    return_big_blocks()
-    blocks = [bytearray(b"x" * (100 * 1024)) for _ in range(400)]  # 40 MB of 100 KB blocks
-    pinned = blocks[-1]  # the heap's top stays in use: no automatic trim
-    del blocks
-    before = _rss_kb()
-    assert give_back()
-    assert _rss_kb() < before - 20 * 1024
-    assert pinned[0] == ord("x")

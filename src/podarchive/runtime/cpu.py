@@ -50,7 +50,7 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from podarchive.core.errors import Abandoned, PodarchiveError
-from podarchive.runtime.malloc import give_back, return_big_blocks
+from podarchive.runtime.malloc import return_big_blocks
 from podarchive.runtime.pool import SafePool, lean_spawn
 
 T = TypeVar("T")
@@ -324,16 +324,13 @@ def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
     the growing trees again and again and promotes them to older generations; paused, they
     are freed by the first young collection after the job (measured 9.1 → 7.9 ms a page).
     A worker runs one job at a time, so this is the worker's own business; inline jobs, in
-    the user's process, leave the collector alone. After the job the worker frees its trees
-    and returns their pages to the system (#30): two workers' peaks then seldom coincide.
+    the user's process, leave the collector alone.
     """
     gc.disable()
     try:
         return fn(*args)
     finally:
         gc.enable()
-        gc.collect(0)  # the job's trees, all young: freed now, not at the next job's start
-        give_back()  # and their pages returned (#30): idle, a worker is its imports' size
 
 
 def _worker_init(lifeline: Connection[Any, Any]) -> None:
