@@ -16,7 +16,10 @@ run hands them to a :class:`CpuLane`:
   otherwise needs, for a few seconds of parsing saved at best.
 
 Inline jobs run one at a time (the GIL runs one anyway): the run's memory holds one parse,
-not one per fetch thread.
+not one per fetch thread. While a thread waits for its turn (inline, or a worker's job
+slot), the lane is :meth:`CpuLane.saturated` and a run starts no more fetches
+(:meth:`CpuLane.room`, #30): a first ingest on loopback fetched its eight feeds at once and
+held their bodies and rows while the lane caught up.
 
 The calling thread waits for its job without holding the GIL. :meth:`CpuLane.abort` makes
 every wait give up at once with :class:`~podarchive.core.errors.Abandoned`.
@@ -117,6 +120,9 @@ class CpuLane:
         #: jobs sent to the pool and not collected, over every calling thread: what waits
         #: in the pool's queue (a big feed's chunks, pages) stays a few jobs' worth (#15)
         self._slots = threading.Semaphore(2 * self.processes)
+        #: calling threads waiting for the lane (a job slot, or the inline turn): while
+        #: there are some, the lane is the run's bottleneck (see :meth:`saturated`)
+        self._waiters = 0
 
     @classmethod
     def for_run(cls, feeds: int | None, processes: int = 0) -> CpuLane:
@@ -142,6 +148,34 @@ class CpuLane:
         with self._lock:
             self._handled += weight
             return self._pool is not None or self._handled > self.start_after
+
+    def saturated(self) -> bool:
+        """Whether a thread is waiting for the lane now: a run then starts no more fetches
+        (#30). Each would only hold its body, then its parsed rows, in the run's memory
+        until the lane had time for it; while none waits, the lane keeps up with the
+        fetches and they run at full concurrency."""
+        return self._waiters > 0
+
+    def room(self, in_flight: int, limit: int) -> bool:
+        """Whether a run with ``in_flight`` fetches started and not stored may start another:
+        fewer than ``limit``, and the lane not :meth:`saturated` (#30: what the lane cannot
+        take yet would wait in memory); always when none is in flight."""
+        return in_flight == 0 or (in_flight < limit and not self.saturated())
+
+    def _wait_turn(self, lock: threading.Semaphore | Any, timeout: float) -> bool:
+        """``lock`` acquired within ``timeout`` seconds, counted as a wait for the lane if it
+        is not free at once."""
+        if lock.acquire(False):
+            return True
+        if timeout <= 0:
+            return False
+        with self._lock:
+            self._waiters += 1
+        try:
+            return bool(lock.acquire(timeout=timeout))
+        finally:
+            with self._lock:
+                self._waiters -= 1
 
     def run(self, fn: Callable[..., T], *args: Any, weight: int) -> T:
         """``fn(*args)``, inline or in a worker depending on what the run has handled."""
@@ -187,7 +221,7 @@ class CpuLane:
 
     def _inline_map(self, fn: Callable[..., T], argsets: Iterable[tuple[Any, ...]]) -> list[T]:
         """The jobs in this thread, while no other thread runs one inline."""
-        while not self._inline.acquire(timeout=_POLL):
+        while not self._wait_turn(self._inline, _POLL):
             if self._abort.is_set():
                 raise Abandoned()
         try:
@@ -203,7 +237,7 @@ class CpuLane:
     ) -> None:
         """Take one of the lane's job slots (two a worker, shared by every calling thread);
         while none is free, collect this caller's oldest result, or wait for another's."""
-        while not self._slots.acquire(timeout=0 if waiting else _POLL):
+        while not self._wait_turn(self._slots, 0 if waiting else _POLL):
             if self._abort.is_set():
                 raise Abandoned()
             if waiting:

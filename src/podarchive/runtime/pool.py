@@ -11,11 +11,15 @@ elsewhere.
 :func:`lean_spawn` is the ``spawn`` start method without multiprocessing's re-run of the
 parent's main module in every worker (#30): run as the ``podarchive`` console script, that
 re-run imported the whole command-line tool (click, httpx, sqlite-utils) into each worker,
-for nothing: a worker runs module-level functions of the modules it is given.
+for nothing: a worker runs module-level functions of the modules it is given. Its locks and
+semaphores are not registered with multiprocessing's *resource tracker* either, so no
+tracker process is started (#30): a process of its own, about 12 MB, whose only work is to
+unlink the semaphores' names should the run die without doing it (see :func:`_untracked`).
 """
 
 from __future__ import annotations
 
+import _multiprocessing  # type: ignore[import-not-found]
 import io
 import multiprocessing
 import os
@@ -27,11 +31,15 @@ from multiprocessing import context as _context
 from multiprocessing import (
     popen_spawn_posix,
     reduction,
-    resource_tracker,
     spawn,
+    synchronize,
     util,
 )
-from typing import Any
+from typing import Any, TypeVar
+
+L = TypeVar("L", bound=synchronize.SemLock)
+_SEMAPHORE: int = synchronize.SEMAPHORE  # type: ignore[attr-defined]
+_make_name = synchronize.SemLock._make_name  # type: ignore[attr-defined]
 
 #: What a child's preparation data says about the parent's main module (see _LeanSpawnPopen).
 _MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
@@ -75,8 +83,6 @@ class _LeanSpawnPopen(popen_spawn_posix.Popen):
     not the script that started the parent."""
 
     def _launch(self, process_obj: Any) -> None:
-        tracker_fd = resource_tracker.getfd()
-        self._fds.append(tracker_fd)  # type: ignore[attr-defined]
         prep_data = spawn.get_preparation_data(process_obj._name)
         for key in _MAIN_KEYS:
             prep_data.pop(key, None)
@@ -91,7 +97,7 @@ class _LeanSpawnPopen(popen_spawn_posix.Popen):
         try:
             parent_r, child_w = os.pipe()
             child_r, parent_w = os.pipe()
-            cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
+            cmd = spawn.get_command_line(tracker_fd=None, pipe_handle=child_r)  # no tracker
             self._fds.extend([child_r, child_w])  # type: ignore[attr-defined]
             exe = spawn.get_executable()
             self.pid = util.spawnv_passfds(exe, cmd, self._fds)  # type: ignore[attr-defined,arg-type]
@@ -112,8 +118,42 @@ class _LeanSpawnProcess(_context.SpawnProcess):
         return _LeanSpawnPopen(process_obj)
 
 
+def _untracked(cls: type[L], value: int, maxvalue: int) -> L:
+    """A ``cls`` (a lock or semaphore, ``SemLock``'s construction line for line) whose name is
+    not registered with the resource tracker: it is unlinked when the object is collected or
+    at the process's exit, as ``SemLock`` does, but not if the process is killed (SIGKILL,
+    a crash): then a 32-byte ``/dev/shm/sem.mp-*`` file is left behind, where the tracker, a
+    12 MB process for the run's length, would have removed it."""
+    lock = cls.__new__(cls)
+    lock._is_fork_ctx = False  # type: ignore[attr-defined]
+    for _ in range(100):
+        try:
+            lock._semlock = _multiprocessing.SemLock(  # type: ignore[attr-defined]
+                _SEMAPHORE, value, maxvalue, _make_name(), False
+            )
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 random names taken
+        raise FileExistsError("cannot find name for semaphore")
+    lock._make_methods()  # type: ignore[attr-defined]
+    name = lock._semlock.name  # type: ignore[attr-defined]
+    util.Finalize(lock, _multiprocessing.sem_unlink, (name,), exitpriority=0)
+    return lock
+
+
 class _LeanSpawnContext(_context.SpawnContext):
     Process = _LeanSpawnProcess
+
+    # what ProcessPoolExecutor's queues are made of, without the resource tracker
+    def Lock(self) -> Any:  # noqa: N802 - multiprocessing's names
+        return _untracked(synchronize.Lock, 1, 1)
+
+    def Semaphore(self, value: int = 1) -> Any:  # noqa: N802
+        return _untracked(synchronize.Semaphore, value, _multiprocessing.SemLock.SEM_VALUE_MAX)
+
+    def BoundedSemaphore(self, value: int = 1) -> Any:  # noqa: N802
+        return _untracked(synchronize.BoundedSemaphore, value, value)
 
 
 def lean_spawn() -> multiprocessing.context.BaseContext:

@@ -378,8 +378,8 @@ class _Flow:
     def _start_feeds(self, source: FeedSource, more_feeds: bool) -> tuple[bool, bool]:
         """Start feeds' fetches while there is room: whether more feeds may come, and whether
         the source has none now (idle)."""
-        idle = False
-        while more_feeds and len(self.pending) < self.limit and not self._stopping():
+        idle, cpu = False, self.workers.cpu
+        while more_feeds and cpu.room(len(self.pending), self.limit) and not self._stopping():
             started = self._start_feed(source, block=not self._busy())
             more_feeds, idle = started is not _END, started is _IDLE
             if idle:
@@ -388,7 +388,7 @@ class _Flow:
 
     def _start_followers(self) -> None:
         """Start pages' and files' fetches while there is room and there are some."""
-        while len(self.pending) < self.limit and self._start_follower():
+        while self.workers.cpu.room(len(self.pending), self.limit) and self._start_follower():
             pass
 
     def _abort(self) -> None:
