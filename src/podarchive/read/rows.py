@@ -1,4 +1,9 @@
-"""Parsed feeds → archive rows. Pure: values in, values out."""
+"""Parsed feeds → archive rows. Pure: values in, values out.
+
+The notes' text and links come from :mod:`podarchive.read.extract` (Beautiful Soup), imported
+by the functions that derive them: a run's own process needs :func:`channel_row` only, and
+its workers parse (#30).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ from typing import Any
 from podarchive.core.identity import dedupe
 from podarchive.core.types import Channel, Episode, EpisodeWrite, ParsedFeed, Row
 from podarchive.core.urls import is_http_url
-from podarchive.read.extract import html_to_text, notes_text_and_links
 from podarchive.rules.policy import PodcastIdentity
 
 
@@ -41,6 +45,8 @@ def channel_row(channel: Channel) -> Row:
 
 def episode_row(episode: Episode, notes_text: str | None = None) -> Row:
     """The episode's columns; ``notes_text`` when the caller already derived it."""
+    from podarchive.read.extract import html_to_text  # see episode_writes
+
     enclosure = episode.enclosure
     notes = episode.notes_html
     if notes and notes_text is None:
@@ -79,6 +85,8 @@ def episode_writes(parsed: ParsedFeed, base_url: str) -> tuple[list[EpisodeWrite
     The tags are no column: the store keeps them in ``tags``, so rows stored before keep
     their hash.
     """
+    from podarchive.read.extract import notes_text_and_links
+
     kept, warnings = dedupe(parsed.episodes)
     writes = []
     for key, episode in kept:

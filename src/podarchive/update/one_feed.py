@@ -270,12 +270,12 @@ def _check_new_feed_url(
     records: list[FetchRecord],
 ) -> tuple[str | None, tuple[str, ...]]:
     """``itunes:new-feed-url`` is a proposal: follow it only if it serves the same podcast."""
-    from podarchive.read.parse import parse_feed
-    from podarchive.read.rows import podcast_identity
-
     proposed = read.channel.new_feed_url
     if not proposed or normalize_url(proposed) == normalize_url(state.current_url):
         return None, ()
+    from podarchive.read.parse import parse_feed  # feedparser, only for a proposal (#30)
+    from podarchive.read.rows import podcast_identity
+
     try:
         result = get_for(fetcher, schedule, proposed, records, kind="feed")
         candidate = parse_feed(result.body, result.headers, url=result.final_url)
