@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from .migrations_links import LINK_SUMMARY_TRIGGERS
+from .migrations_links import summary_triggers_replaced
 
 #: name → the compact table's columns and key (as migration 20's, WITHOUT ROWID).
 COMPACT_TABLES = {
@@ -31,19 +31,9 @@ COMPACT_TABLES = {
 
 def _compact_v23(db: sqlite_utils.Database) -> None:
     """Issue #30: the link summary's tables as ``WITHOUT ROWID`` tables, every row kept."""
-    present = {
-        name
-        for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'links_summary_%'"
-        ).fetchall()
-    }
-    for name in present:
-        db.execute(f"DROP TRIGGER {name}")
-    for table, columns in COMPACT_TABLES.items():
-        db.execute(f"CREATE TABLE {table}_compact ({columns}) WITHOUT ROWID")
-        db.execute(f"INSERT INTO {table}_compact SELECT * FROM {table}")
-        db.execute(f"DROP TABLE {table}")
-        db.execute(f"ALTER TABLE {table}_compact RENAME TO {table}")
-    for name, sql in LINK_SUMMARY_TRIGGERS.items():
-        if name in present:  # a deferred ingest's crash left them out: the next open rebuilds
-            db.execute(sql)
+    with summary_triggers_replaced(db):
+        for table, columns in COMPACT_TABLES.items():
+            db.execute(f"CREATE TABLE {table}_compact ({columns}) WITHOUT ROWID")
+            db.execute(f"INSERT INTO {table}_compact SELECT * FROM {table}")
+            db.execute(f"DROP TABLE {table}")
+            db.execute(f"ALTER TABLE {table}_compact RENAME TO {table}")

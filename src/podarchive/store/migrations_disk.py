@@ -19,20 +19,10 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from .migrations_links import LINK_SUMMARY_TRIGGERS
+from .migrations_links import summary_triggers_replaced
 
 
 def _disk_v24(db: sqlite_utils.Database) -> None:
     """Issue #30: ``link_domain_urls`` dropped; the triggers read the links' indexes."""
-    present = {
-        name
-        for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'links_summary_%'"
-        ).fetchall()
-    }
-    for name in present:
-        db.execute(f"DROP TRIGGER {name}")
-    db.execute("DROP TABLE IF EXISTS link_domain_urls")
-    for name, sql in LINK_SUMMARY_TRIGGERS.items():
-        if name in present:
-            db.execute(sql)
+    with summary_triggers_replaced(db):
+        db.execute("DROP TABLE IF EXISTS link_domain_urls")

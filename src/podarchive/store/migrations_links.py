@@ -15,6 +15,9 @@ there); it now reads :data:`LINK_SUMMARY_TABLES`' ``link_domains``, kept by trig
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import sqlite_utils
 
 LINK_URL_INDEX = "idx_links_url_written"
@@ -118,6 +121,26 @@ LINK_SUMMARY_TRIGGERS = {
     "links_summary_update_new": f"CREATE TRIGGER links_summary_update_new AFTER UPDATE OF "
     f"{_CHANGED} ON links WHEN {_CURRENT.format(r='new')} BEGIN{_add('new')}\nEND",
 }
+
+
+@contextmanager
+def summary_triggers_replaced(db: sqlite_utils.Database) -> Iterator[None]:
+    """The summary's triggers dropped for the block, then created again as
+    :data:`LINK_SUMMARY_TRIGGERS` defines them now: only those that were there (a deferred
+    ingest's crash left them out: the next opening of the archive rebuilds them)."""
+    present = {
+        name
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'links_summary_%'"
+        ).fetchall()
+    }
+    for name in present:
+        db.execute(f"DROP TRIGGER {name}")
+    yield
+    for name, sql in LINK_SUMMARY_TRIGGERS.items():
+        if name in present:
+            db.execute(sql)
+
 
 _CURRENT_LINKS = (
     "FROM links l JOIN episodes e ON e.id = l.episode_id "
