@@ -57,6 +57,7 @@ from podarchive.update.one_feed import (
     fetch_feed,
     store_feed,
 )
+from podarchive.update.pace import in_flight_limit
 from podarchive.update.pages import PageOutcome, fetch_page, pages_due, store_page
 
 log = logging.getLogger("podarchive")
@@ -156,7 +157,7 @@ def update_feeds(
     listed = list(schedules)
     if progress is not None:
         progress.begin(len(listed))
-    with big_ingest(archive, [s.url for s in listed]):  # #30: the links' indexes deferred
+    with big_ingest(archive, [s.url for s in listed]) as big:  # #30: the links' indexes deferred
         return update_stream(
             archive,
             _Listed(listed),
@@ -169,6 +170,7 @@ def update_feeds(
             recheck_media=recheck_media,
             progress=progress,
             feeds=len(listed),
+            big=big,
         )
 
 
@@ -213,6 +215,7 @@ def update_stream(
     recheck_media: bool = False,
     progress: RunWatcher | None = None,
     feeds: int | None = None,
+    big: bool = False,
 ) -> RunReport:
     """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
     messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
@@ -226,7 +229,8 @@ def update_stream(
     own threads), unless stopping; ``recheck_media`` makes every stored file due for a
     conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media:
     a cluster worker hands them to its own media thread (:mod:`podarchive.cluster.media`).
-    ``feeds``: how many feeds ``source`` holds, when known (the CPU lane is sized by it).
+    ``feeds``: how many feeds ``source`` holds, when known (the CPU lane is sized by it);
+    ``big``: a big first ingest, every parse in worker processes (``runtime.cpu.lane_plan``).
     """
     settings = settings or Settings()
     report = RunReport()
@@ -239,7 +243,7 @@ def update_stream(
     known: KnownItems | None = archive.known_items() if settings.item_cache else None
     with (
         Fetcher(settings, transport=transport, blocked_hosts=blocks, hosts=hosts) as fetcher,
-        CpuLane.for_run(feeds, settings.processes) as cpu,
+        CpuLane.for_run(feeds, settings.processes, big) as cpu,
     ):
         workers = _Workers(fetcher, threads, cpu, known)
         flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
@@ -274,13 +278,6 @@ def _media_phase(
     if folder is None:
         return None
     return MediaPhase(archive, fetcher, folder, settings, clock, stop)
-
-
-def in_flight_limit(settings: Settings) -> int:
-    """Fetches a run starts before the first of them is stored: one per request slot, so
-    every slot stays busy, and no more, so finished outcomes (a parsed feed is megabytes)
-    never pile up waiting for the one thread that writes the archive."""
-    return max(1, settings.concurrency)
 
 
 @dataclass(slots=True)
