@@ -25,6 +25,7 @@ from podarchive.runtime.cpu import (
 )
 from podarchive.runtime.pool import SafePool
 from podarchive.store import Archive
+from podarchive.update import big_ingest
 from podarchive.update.run import update_feeds
 
 SRC = Path(cpu.__file__).resolve().parents[2]
@@ -40,6 +41,12 @@ def test_many_feeds_or_a_stream_start_a_pool_after_a_megabyte() -> None:
     assert lane_plan(FEW_FEEDS) == (0, START_AFTER)
     assert lane_plan(1000) == (0, START_AFTER)
     assert lane_plan(None) == (0, START_AFTER)  # a stream: its size is not known
+
+
+def test_a_big_first_ingest_sends_every_job_to_the_workers() -> None:
+    assert lane_plan(100, big=True) == (0, 0)
+    assert lane_plan(5, processes=2, big=True) == (2, 0)
+    assert lane_plan(100, processes=1, big=True) == (1, 0)  # never a pool anyway
 
 
 def test_processes_set_by_hand_are_kept_whatever_the_run() -> None:
@@ -75,6 +82,48 @@ def test_a_run_of_a_few_feeds_starts_no_process(
             with Archive(tmp_path / "b.db") as archive:
                 update_feeds(archive, schedules, settings=settings.replace(processes=2))
             assert started == [2]
+
+
+@pytest.mark.skipif(cpu.usable_cores() < 2, reason="one usable core")
+def test_a_big_first_run_parses_nothing_in_its_own_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big first ingest starts its workers for its first (tiny) feed; the next run of the
+    same feeds, not big any more, parses them in its own process (#30)."""
+    started: list[int] = []
+    inline: list[object] = []
+
+    class Counted(SafePool):
+        def __init__(self, workers: int, **kwargs: Any) -> None:
+            started.append(workers)
+            super().__init__(workers, **kwargs)
+
+    monkeypatch.setattr(cpu, "SafePool", Counted)
+    monkeypatch.setattr(big_ingest, "BIG_INGEST_FEEDS", 3)
+    inline_map = cpu.CpuLane._inline_map
+    monkeypatch.setattr(
+        cpu.CpuLane,
+        "_inline_map",
+        lambda lane, fn, jobs: inline.append(fn) or inline_map(lane, fn, jobs),
+    )
+    with LoopbackSite() as site:
+        for name in ("a", "b", "c"):
+            site.serve(f"/{name}", big_feed(2))
+        schedules = [
+            FeedSchedule(url=site.url(f"/{n}"), name=n, pages=False) for n in ("a", "b", "c")
+        ]
+        settings = Settings(host_gap=0, retries=0, allow_private_hosts=True)
+        with Archive(tmp_path / "a.db") as archive:
+            assert not update_feeds(archive, schedules, settings=settings).failed
+            assert archive.count("episodes") == 6
+            assert started == [cpu.usable_cores()]
+            assert inline == []
+            assert multiprocessing.active_children() == []
+            site.serve("/a", big_feed(3))  # one new episode: the next run is not big
+            assert not update_feeds(archive, schedules, settings=settings).failed
+            assert archive.count("episodes") == 7
+            assert started == [cpu.usable_cores()]  # no pool this time
+            assert inline != []
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 14), reason="spawn takes the plain path from 3.14")

@@ -82,10 +82,15 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def lane_plan(feeds: int | None, processes: int = 0) -> tuple[int, int]:
+def lane_plan(feeds: int | None, processes: int = 0, big: bool = False) -> tuple[int, int]:
     """(processes, start_after) of the CPU lane of a run of ``feeds`` feeds (None: unknown,
     a stream), with the ``processes`` setting (0: sized by the run; 1: none; more: that many
     workers, after :data:`START_AFTER` bytes, whatever the run's size).
+
+    A big first ingest (``big``: :func:`podarchive.update.big_ingest.is_big`) sends every
+    job to the workers from the first one (#30): parsing its first megabyte inline made the
+    run's own process import the parsers (feedparser, lxml, Beautiful Soup: about 10 MB) and
+    keep that parse's high-water mark, for a run that starts the workers a second later.
 
     With the default, a run of fewer than :data:`FEW_FEEDS` feeds waits for
     :data:`FEW_FEEDS_START_AFTER` bytes rather than :data:`START_AFTER`. Measured on 2
@@ -94,6 +99,8 @@ def lane_plan(feeds: int | None, processes: int = 0) -> tuple[int, int]:
     the process tree from about 100 MB to 234 MB. Above it, or past those bytes (a long
     feed's backfill), parsing is long enough to be worth every core.
     """
+    if big:
+        return processes, 0
     if processes == 0 and feeds is not None and feeds < FEW_FEEDS:
         return processes, FEW_FEEDS_START_AFTER
     return processes, START_AFTER
@@ -125,9 +132,9 @@ class CpuLane:
         self._waiters = 0
 
     @classmethod
-    def for_run(cls, feeds: int | None, processes: int = 0) -> CpuLane:
+    def for_run(cls, feeds: int | None, processes: int = 0, big: bool = False) -> CpuLane:
         """The lane of a run of ``feeds`` feeds (None: not known), sized by :func:`lane_plan`."""
-        size, start_after = lane_plan(feeds, processes)
+        size, start_after = lane_plan(feeds, processes, big)
         return cls(size, start_after)
 
     def __enter__(self) -> CpuLane:

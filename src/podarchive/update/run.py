@@ -4,7 +4,8 @@ The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
 :func:`update_feeds`. Worker threads fetch (:func:`podarchive.update.one_feed.fetch_feed`,
 :func:`podarchive.update.pages.fetch_page`, :func:`podarchive.update.files.fetch_file`), only the
 calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
-:func:`in_flight_limit`, so a run's memory follows its largest feed (#15). A fetch given up
+:func:`in_flight_limit` (after a slow start, :mod:`podarchive.update.pace`), so a run's
+memory follows its largest feed (#15). A fetch given up
 while the run is not stopping (the cluster's broker failed under it) is started again after
 :data:`REDO_PAUSE`, doubling up to :data:`REDO_MAX`: nothing of it was recorded, and its feed
 is finished, never left half done (#23).
@@ -57,6 +58,7 @@ from podarchive.update.one_feed import (
     fetch_feed,
     store_feed,
 )
+from podarchive.update.pace import Pace, first_in_flight, in_flight_limit
 from podarchive.update.pages import PageOutcome, fetch_page, pages_due, store_page
 
 log = logging.getLogger("podarchive")
@@ -156,7 +158,7 @@ def update_feeds(
     listed = list(schedules)
     if progress is not None:
         progress.begin(len(listed))
-    with big_ingest(archive, [s.url for s in listed]):  # #30: the links' indexes deferred
+    with big_ingest(archive, [s.url for s in listed]) as big:  # #30: the links' indexes deferred
         return update_stream(
             archive,
             _Listed(listed),
@@ -169,6 +171,7 @@ def update_feeds(
             recheck_media=recheck_media,
             progress=progress,
             feeds=len(listed),
+            big=big,
         )
 
 
@@ -213,6 +216,7 @@ def update_stream(
     recheck_media: bool = False,
     progress: RunWatcher | None = None,
     feeds: int | None = None,
+    big: bool = False,
 ) -> RunReport:
     """:func:`update_feeds` over feeds that arrive while it runs (a cluster worker's
     messages, #16): one archive, HTTP client and CPU lane for as long as ``source`` lasts.
@@ -226,7 +230,8 @@ def update_stream(
     own threads), unless stopping; ``recheck_media`` makes every stored file due for a
     conditional re-check now. A stream handing its feeds on (``on_done``) fetches no media:
     a cluster worker hands them to its own media thread (:mod:`podarchive.cluster.media`).
-    ``feeds``: how many feeds ``source`` holds, when known (the CPU lane is sized by it).
+    ``feeds``: how many feeds ``source`` holds, when known (the CPU lane is sized by it);
+    ``big``: a big first ingest, every parse in worker processes (``runtime.cpu.lane_plan``).
     """
     settings = settings or Settings()
     report = RunReport()
@@ -239,7 +244,7 @@ def update_stream(
     known: KnownItems | None = archive.known_items() if settings.item_cache else None
     with (
         Fetcher(settings, transport=transport, blocked_hosts=blocks, hosts=hosts) as fetcher,
-        CpuLane.for_run(feeds, settings.processes) as cpu,
+        CpuLane.for_run(feeds, settings.processes, big) as cpu,
     ):
         workers = _Workers(fetcher, threads, cpu, known)
         flow = _Flow(archive, workers, report, settings, clock, stop, recheck_pages, on_done)
@@ -276,13 +281,6 @@ def _media_phase(
     return MediaPhase(archive, fetcher, folder, settings, clock, stop)
 
 
-def in_flight_limit(settings: Settings) -> int:
-    """Fetches a run starts before the first of them is stored: one per request slot, so
-    every slot stays busy, and no more, so finished outcomes (a parsed feed is megabytes)
-    never pile up waiting for the one thread that writes the archive."""
-    return max(1, settings.concurrency)
-
-
 @dataclass(slots=True)
 class _Followers:
     """A stored feed whose pages and files are still to be listed and fetched."""
@@ -316,7 +314,7 @@ class _Flow:
         self.settings, self.clock, self.stop = settings, clock, stop
         self.recheck_pages = recheck_pages
         self.on_done = on_done  # set: a stream that forgets each feed once it is done
-        self.limit = in_flight_limit(settings)
+        self.pace = Pace(first_in_flight(workers.cpu.processes), in_flight_limit(settings))
         self.pending: set[Future[Any]] = set()
         #: started futures as they finish: one queue to wait on, not a waiter on each (#30)
         self.finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
@@ -379,7 +377,7 @@ class _Flow:
         """Start feeds' fetches while there is room: whether more feeds may come, and whether
         the source has none now (idle)."""
         idle, cpu = False, self.workers.cpu
-        while more_feeds and cpu.room(len(self.pending), self.limit) and not self._stopping():
+        while more_feeds and cpu.room(len(self.pending), self.pace.now) and not self._stopping():
             started = self._start_feed(source, block=not self._busy())
             more_feeds, idle = started is not _END, started is _IDLE
             if idle:
@@ -388,7 +386,7 @@ class _Flow:
 
     def _start_followers(self) -> None:
         """Start pages' and files' fetches while there is room and there are some."""
-        while self.workers.cpu.room(len(self.pending), self.limit) and self._start_follower():
+        while self.workers.cpu.room(len(self.pending), self.pace.now) and self._start_follower():
             pass
 
     def _abort(self) -> None:
@@ -429,7 +427,7 @@ class _Flow:
 
     def _start_redone(self) -> None:
         now = time.monotonic()
-        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
+        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.pace.now:
             self._start(heapq.heappop(self.redo)[2]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
@@ -503,6 +501,7 @@ class _Flow:
             return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
         if self.redone:
             self.redone.pop(_url_of(outcome), None)
+        self.pace.stored(self.workers.cpu.saturated())  # a slow start (#30)
         self._tell(outcome)
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
