@@ -4,8 +4,7 @@ The cron job and the daemon call :func:`update_due`; ``run URL`` and tests call
 :func:`update_feeds`. Worker threads fetch (:func:`podarchive.update.one_feed.fetch_feed`,
 :func:`podarchive.update.pages.fetch_page`, :func:`podarchive.update.files.fetch_file`), only the
 calling thread stores, and :class:`_Flow` keeps what is started and not yet stored within
-:func:`in_flight_limit` (after a slow start, :mod:`podarchive.update.pace`), so a run's
-memory follows its largest feed (#15). A fetch given up
+:func:`in_flight_limit`, so a run's memory follows its largest feed (#15). A fetch given up
 while the run is not stopping (the cluster's broker failed under it) is started again after
 :data:`REDO_PAUSE`, doubling up to :data:`REDO_MAX`: nothing of it was recorded, and its feed
 is finished, never left half done (#23).
@@ -58,7 +57,7 @@ from podarchive.update.one_feed import (
     fetch_feed,
     store_feed,
 )
-from podarchive.update.pace import Pace, first_in_flight, in_flight_limit
+from podarchive.update.pace import in_flight_limit
 from podarchive.update.pages import PageOutcome, fetch_page, pages_due, store_page
 
 log = logging.getLogger("podarchive")
@@ -314,7 +313,7 @@ class _Flow:
         self.settings, self.clock, self.stop = settings, clock, stop
         self.recheck_pages = recheck_pages
         self.on_done = on_done  # set: a stream that forgets each feed once it is done
-        self.pace = Pace(first_in_flight(workers.cpu.processes), in_flight_limit(settings))
+        self.limit = in_flight_limit(settings)
         self.pending: set[Future[Any]] = set()
         #: started futures as they finish: one queue to wait on, not a waiter on each (#30)
         self.finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
@@ -377,7 +376,7 @@ class _Flow:
         """Start feeds' fetches while there is room: whether more feeds may come, and whether
         the source has none now (idle)."""
         idle, cpu = False, self.workers.cpu
-        while more_feeds and cpu.room(len(self.pending), self.pace.now) and not self._stopping():
+        while more_feeds and cpu.room(len(self.pending), self.limit) and not self._stopping():
             started = self._start_feed(source, block=not self._busy())
             more_feeds, idle = started is not _END, started is _IDLE
             if idle:
@@ -386,7 +385,7 @@ class _Flow:
 
     def _start_followers(self) -> None:
         """Start pages' and files' fetches while there is room and there are some."""
-        while self.workers.cpu.room(len(self.pending), self.pace.now) and self._start_follower():
+        while self.workers.cpu.room(len(self.pending), self.limit) and self._start_follower():
             pass
 
     def _abort(self) -> None:
@@ -427,7 +426,7 @@ class _Flow:
 
     def _start_redone(self) -> None:
         now = time.monotonic()
-        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.pace.now:
+        while self.redo and self.redo[0][0] <= now and len(self.pending) < self.limit:
             self._start(heapq.heappop(self.redo)[2]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
@@ -501,7 +500,6 @@ class _Flow:
             return  # not the feed's fault: nothing is recorded (stopping: the next run redoes it)
         if self.redone:
             self.redone.pop(_url_of(outcome), None)
-        self.pace.stored(self.workers.cpu.saturated())  # a slow start (#30)
         self._tell(outcome)
         now = self.clock()
         if isinstance(outcome, FeedOutcome):
