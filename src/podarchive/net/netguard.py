@@ -140,14 +140,20 @@ def _clamp(timeout: float | None) -> tuple[float | None, Budget | None]:
     return timeout, None
 
 
+def _deadline_raises(limiter: Budget | None, e: httpcore.TimeoutException) -> None:
+    """A timeout that was the deadline's (``limiter`` set) raised as the deadline's error;
+    otherwise the caller re-raises ``e``."""
+    if limiter is not None:
+        raise limiter.expired() from e
+
+
 @contextmanager
 def _deadline_wins(limiter: Budget | None) -> Iterator[None]:
     """A timeout that was the deadline's becomes the deadline's error."""
     try:
         yield
     except httpcore.TimeoutException as e:
-        if limiter is not None:
-            raise limiter.expired() from e
+        _deadline_raises(limiter, e)
         raise
 
 
@@ -192,22 +198,20 @@ class _DeadlineStream(httpcore.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         limit, limiter = _clamp(timeout)
-        try:  # _deadline_wins inline: every request reads (#30)
+        try:  # _deadline_wins without a context manager's cost: every request reads (#30)
             return self._inner.read(max_bytes, limit)
         except httpcore.TimeoutException as e:
-            if limiter is not None:
-                raise limiter.expired() from e
+            _deadline_raises(limiter, e)
             raise
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:  # h11's end of a bodiless request: nothing to send or wait for (#30)
             return
         limit, limiter = _clamp(timeout)
-        try:  # _deadline_wins inline, as in read
+        try:  # as in read
             self._inner.write(buffer, limit)
         except httpcore.TimeoutException as e:
-            if limiter is not None:
-                raise limiter.expired() from e
+            _deadline_raises(limiter, e)
             raise
         current = current_budget()
         if current is not None:
