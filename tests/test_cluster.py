@@ -35,6 +35,7 @@ from podarchive.cluster.broker import (
     schedule_to_message,
 )
 from podarchive.cluster.host_turns import BrokerHostTurns
+from podarchive.cluster.worker import ShardWorker
 from podarchive.core.errors import HostBackoff, StorageError
 from podarchive.read.schedule_files import FeedSchedule
 from podarchive.rules.shards import shard_of, shard_path
@@ -343,15 +344,22 @@ def test_the_cluster_polls_each_due_feed_once_through_its_faults(
                 }
             assert [hits(u) for u in urls] == [1] * 12
 
-            # 2. duplicated messages: three with the feed's current stamp, two stale ones
+            # 2. duplicated messages: three with the feed's current stamp, two stale ones, all
+            # sent while the shard's worker is paused, so each copy is sent before any poll
+            # began (one sent after a poll began is a new request, e.g. a push: polled)
             probe = Cluster(redis_server.url)
             target, shard = urls[0], shard_of(urls[0], SHARDS)
             stamp = probe.redis.hget(f"podarchive:stamps:{shard}", target)
             assert stamp
             schedule = FeedSchedule(url=target, name="0", pages=False)
             skipped_before = probe.workers()[shard]["skipped"]
-            for copy_stamp in (stamp.decode(),) * 3 + ("2020-01-01T00:00:00Z",) * 2:
-                probe.enqueue(shard, schedule, copy_stamp)
+            owner = procs.running[next(n for n in workers if str(shard) in workers[n])]
+            owner.send_signal(signal.SIGSTOP)
+            try:
+                for copy_stamp in (stamp.decode(),) * 3 + ("2020-01-01T00:00:00Z",) * 2:
+                    probe.enqueue(shard, schedule, copy_stamp)
+            finally:
+                owner.send_signal(signal.SIGCONT)
             wait_for(
                 "four copies skipped",
                 lambda: probe.workers()[shard]["skipped"] >= skipped_before + 4,
@@ -410,6 +418,42 @@ def test_the_cluster_polls_each_due_feed_once_through_its_faults(
         finally:
             release.set()
             procs.stop_all()
+
+
+def test_a_copy_sent_before_a_poll_that_left_the_stamp_is_not_polled_again(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """A poll before the due time need not move the stamp (a cron's next fire stays the
+    same): copies sent with it before that poll began are answered by it, not polled again;
+    a message sent after it began (a push) is polled. One Dramatiq thread: each copy is
+    taken only once the message before it is stored."""
+    with LoopbackSite() as site:
+        site.serve("/feed", rss("cron"))
+        url = site.url("/feed")
+        probe = Cluster(redis_server.url)
+        probe.init_shards(1)
+        worker = ShardWorker(Cluster(redis_server.url), 0, tmp_path / "shards", threads=1)
+        stop = threading.Event()
+        running = threading.Thread(target=worker.run, args=(stop,))
+        running.start()
+        try:
+            schedule = FeedSchedule(url=url, name="cron", cron="0 0 1 1 *", pages=False)
+            probe.enqueue(0, schedule, None)  # never stored: polled
+            wait_for("the feed's stamp published", lambda: bool(probe.stamps(0).get(url)))
+            stamp = probe.stamps(0)[url]
+            for _ in range(3):
+                probe.enqueue(0, schedule, stamp)
+            wait_for("the copies taken", lambda: worker.counts.polled + worker.counts.skipped == 4)
+            assert (site.hits("/feed"), worker.counts.polled, worker.counts.skipped) == (2, 2, 2)
+            assert probe.stamps(0)[url] == stamp  # the early poll left it: the cron's fire
+            probe.enqueue(0, schedule, stamp)  # sent after that poll began: a new request
+            wait_for("the later message polled", lambda: worker.counts.polled == 3)
+            assert (site.hits("/feed"), worker.counts.skipped) == (3, 2)
+        finally:
+            stop.set()
+            running.join(30)
+            probe.close()
+            worker.cluster.close()
 
 
 def rss_with_pages(name: str, page_url: Callable[[int], str], episodes: int) -> str:

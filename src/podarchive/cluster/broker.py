@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import dramatiq
 import redis
 from dramatiq.brokers.redis import RedisBroker
-from dramatiq.middleware import Retries
+from dramatiq.middleware import CurrentMessage, Retries
 
 from podarchive.core.clock import iso
 from podarchive.core.errors import BrokerError
@@ -394,7 +394,10 @@ class Cluster:
             self._dramatiq = make(
                 client=self.redis,
                 namespace=QUEUE_NAMESPACE,
-                middleware=[Retries(max_retries=5, min_backoff=1_000, max_backoff=60_000)],
+                middleware=[
+                    Retries(max_retries=5, min_backoff=1_000, max_backoff=60_000),
+                    CurrentMessage(),  # the message's enqueue time, for the worker's skips
+                ],
                 heartbeat_timeout=self._tuning[0],
                 maintenance_chance=self._tuning[1],
             )
@@ -426,17 +429,20 @@ class Cluster:
     def consume(
         self,
         shard: int,
-        handle: Callable[[list[tuple[FeedSchedule, str | None]]], None],
+        handle: Callable[[list[tuple[FeedSchedule, str | None]], float | None], None],
         *,
         threads: int,
     ) -> dramatiq.Worker:
-        """Start a Dramatiq worker running ``handle([(schedule, stamp), …])`` for each message
-        of the shard's queue on ``threads`` threads; the caller stops it (``worker.stop()``)."""
+        """Start a Dramatiq worker running ``handle([(schedule, stamp), …], sent)`` for each
+        message of the shard's queue on ``threads`` threads, ``sent`` the time it was first
+        enqueued (epoch seconds, the sender's clock); the caller stops it (``worker.stop()``)."""
         broker = self.dramatiq_broker()
 
         def poll_feed(feeds: list[list[Any]]) -> None:
+            message = CurrentMessage.get_current_message()
+            sent = None if message is None else message.message_timestamp / 1000
             try:
-                handle([(schedule_from_message(f), stamp) for f, stamp in feeds])
+                handle([(schedule_from_message(f), stamp) for f, stamp in feeds], sent)
             except Redeliver as e:  # retried by Dramatiq, without an error in its log
                 raise dramatiq.Retry(str(e), delay=1_000) from e
 

@@ -14,7 +14,10 @@ message is still current: its stamp must equal the feed's ``next_due_at`` in the
 (a poll moves it), the feed must not be gone, in flight already, or on another shard, and
 its host must not have asked the cluster to wait. A duplicated or redelivered message for
 a feed already polled is acknowledged without a request: nothing is polled twice for one
-due time.
+due time. A poll does not always move the stamp (one polled before its due time, by a push
+or a copy of a message, may store the same ``next_due_at``: a cron's next fire, or the
+same second), so the worker also remembers when it began such a poll: a message sent
+before that is answered by it, and skipped.
 
 A feed with ``media = true``, once stored, is handed to the shard's media thread
 (:class:`podarchive.cluster.media.ShardMedia`), which downloads its due media beside the
@@ -26,6 +29,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -56,6 +60,8 @@ PUBLISH_BATCH = 64  # due times sent to the broker's index in one round trip
 class _Job:
     schedule: FeedSchedule
     stamp: str | None
+    sent: float | None = None  # when the message was enqueued (epoch seconds), if known
+    started: float = 0.0  # when the stream took it for a poll (epoch seconds)
     done: threading.Event = field(default_factory=threading.Event)
     outcome: str = ""  # "polled", "failed", "skipped: …", "" while in flight
     redeliver: bool = False
@@ -109,6 +115,8 @@ class ShardWorker:
         self._archive: Archive | None = None  # while run() holds it
         self.media: ShardMedia | None = None  # while run() holds the archive
         self._unpublished: dict[str, DueEntry] = {}  # due times not yet in the broker
+        #: URL → when a poll that left its stamp unmoved began: answers messages sent before
+        self._unmoved: dict[str, float] = {}
 
     # the process's life
 
@@ -193,10 +201,11 @@ class ShardWorker:
 
     # Dramatiq's threads
 
-    def _handle(self, feeds: list[tuple[FeedSchedule, str | None]]) -> None:
-        """One message: hand its feeds to the stream, wait until each is stored (or skipped).
-        Any not stored sends the message back; those stored are skipped by their stamp."""
-        jobs = [_Job(schedule, stamp) for schedule, stamp in feeds]
+    def _handle(self, feeds: list[tuple[FeedSchedule, str | None]], sent: float | None) -> None:
+        """One message, enqueued at ``sent``: hand its feeds to the stream, wait until each is
+        stored (or skipped). Any not stored sends the message back; those stored are skipped
+        by their stamp."""
+        jobs = [_Job(schedule, stamp, sent) for schedule, stamp in feeds]
         for job in jobs:
             self._intake.put(job)
         for job in jobs:
@@ -242,6 +251,7 @@ class ShardWorker:
             log.debug("%s: skipped: %s", job.schedule.label, skip)
             job.finish(f"skipped: {skip}")
             return None
+        job.started = time.time()  # the message's clock: a scheduler's, maybe on another host
         self._in_flight[job.schedule.url] = job
         return job.schedule
 
@@ -266,6 +276,8 @@ class ShardWorker:
         elif job.stamp is not None:
             self._queue_publish([DueEntry(url, None)])  # never stored here: due as new
             return "not in this shard's archive (a message from before a reshard?)"
+        if job.sent is not None and job.sent <= self._unmoved.get(url, float("-inf")):
+            return "polled since this message was sent (a duplicated message)"
         host = urlsplit(url).hostname or ""
         until = self._host_block(host)
         if until is not None:
@@ -298,6 +310,10 @@ class ShardWorker:
             self._queue_publish([DueEntry(url, *report.due)])
         else:
             self._queue_publish(DueEntry(u, d, g) for u, d, g in self._archive.due_stamps(url))
+        if job is not None and report.due is not None and report.due[0] == job.stamp:
+            self._unmoved[url] = job.started  # the stamp alone would let a copy poll again
+        else:
+            self._unmoved.pop(url, None)
         if job is not None:
             if report.ok and job.schedule.media:
                 self._want_media(job.schedule, report)
