@@ -163,13 +163,20 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
     return frozenset(str(name) for (name,) in rows)
 
 
+def database(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """sqlite-utils over ``conn``, without its plugins: an archive needs none, and looking
+    them up reads every installed package's entry points, on each start of a command (#30).
+    """
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
 @cache
 def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
     """The tables of an archive of schema ``version`` and their columns: what migrations 1 to
     ``version`` make of an empty database (in memory, once a process). Full-text indexes'
     shadow tables are SQLite's own and left out (the FTS5 tables themselves are in)."""
     with closing(sqlite3.connect(":memory:")) as conn:
-        db = sqlite_utils.Database(conn)
+        db = database(conn)
         for migration in MIGRATIONS[:version]:
             migration(db)
         rows = conn.execute(
