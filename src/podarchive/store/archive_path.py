@@ -24,6 +24,7 @@ import sqlite_utils
 
 from podarchive.core.errors import ArchiveDamaged, NotAnArchive, SchemaTooNew, StorageError
 
+from .frozen_tables import FROZEN_TABLES
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive since issue #17
@@ -170,11 +171,18 @@ def database(conn: sqlite3.Connection) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn, execute_plugins=False)
 
 
-@cache
 def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
     """The tables of an archive of schema ``version`` and their columns: what migrations 1 to
-    ``version`` make of an empty database (in memory, once a process). Full-text indexes'
-    shadow tables are SQLite's own and left out (the FTS5 tables themselves are in)."""
+    ``version`` make of an empty database. Full-text indexes' shadow tables are SQLite's own
+    and left out (the FTS5 tables themselves are in). Frozen for the versions of
+    :data:`~.frozen_tables.FROZEN_TABLES`, else made in memory (once a process)."""
+    frozen = FROZEN_TABLES.get(version)
+    return frozen if frozen is not None else migrated_tables(version)
+
+
+@cache
+def migrated_tables(version: int) -> Mapping[str, frozenset[str]]:
+    """:func:`archive_tables` made by running migrations 1 to ``version`` in memory."""
     with closing(sqlite3.connect(":memory:")) as conn:
         db = database(conn)
         for migration in MIGRATIONS[:version]:
