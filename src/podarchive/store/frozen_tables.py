@@ -1,8 +1,9 @@
 """The tables and columns of a schema-24 archive, frozen: what migrations 1 to 24 make of an
 empty database (:func:`~.archive_path.archive_tables`), written out so that opening an archive
 of this version does not run the 24 migrations in memory first (#30: 13 % of a run's
-profiled CPU when all 100 feeds answered 304). ``tests/test_archive_marker.py`` derives it again from the
-migrations and compares; a new schema version gets its own table here the same way.
+profiled CPU when all 100 feeds answered 304). ``tests/test_archive_marker.py`` derives
+them again from the migrations and compares; a new schema version gets its own entry here
+the same way.
 """
 
 from __future__ import annotations
