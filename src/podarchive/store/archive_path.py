@@ -19,13 +19,16 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from podarchive.core.errors import ArchiveDamaged, NotAnArchive, SchemaTooNew, StorageError
 
 from .frozen_tables import FROZEN_TABLES
 from .schema import MIGRATIONS, SCHEMA_VERSION
+from .sqlite_db import ArchiveDb
+
+if TYPE_CHECKING:
+    pass
 
 APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive since issue #17
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -164,11 +167,9 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
     return frozenset(str(name) for (name,) in rows)
 
 
-def database(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    """sqlite-utils over ``conn``, without its plugins: an archive needs none, and looking
-    them up reads every installed package's entry points, on each start of a command (#30).
-    """
-    return sqlite_utils.Database(conn, execute_plugins=False)
+def database(conn: sqlite3.Connection) -> ArchiveDb:
+    """The archive's statements over ``conn`` (sqlite-utils loads only if asked, #30)."""
+    return ArchiveDb(conn)
 
 
 def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
@@ -184,7 +185,7 @@ def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
 def migrated_tables(version: int) -> Mapping[str, frozenset[str]]:
     """:func:`archive_tables` made by running migrations 1 to ``version`` in memory."""
     with closing(sqlite3.connect(":memory:")) as conn:
-        db = database(conn)
+        db = database(conn).full
         for migration in MIGRATIONS[:version]:
             migration(db)
         rows = conn.execute(

@@ -148,7 +148,7 @@ class Connection:
             raise too_new(self.path, version)
         for number in range(version, SCHEMA_VERSION):
             with self.db.atomic():
-                MIGRATIONS[number](self.db)
+                MIGRATIONS[number](self.db.full)
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
         if self.application_id != APPLICATION_ID:
             # no schema change (no version bump): a header field older podarchives ignore
