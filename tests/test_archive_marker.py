@@ -23,6 +23,8 @@ from commands import invoke, podarchive, query
 import podarchive.store.base as store_base
 from podarchive.cli import cli
 from podarchive.store import APPLICATION_ID, SCHEMA_VERSION, Archive
+from podarchive.store.archive_path import migrated_tables
+from podarchive.store.frozen_tables import FROZEN_TABLES
 
 ARCHIVES = Path(__file__).parent / "fixtures" / "archives"
 PRE_MARKER_FIXTURES = ["v1", "v3", "v5", "v6"]  # written before issue #17: no application id
@@ -236,3 +238,32 @@ def test_an_archive_with_a_column_of_the_user_s_own_still_opens(tmp_path: Path) 
     conn.close()
     result = CliRunner().invoke(cli, ["check", "--db", str(db)])
     assert result.exit_code == 0, result.output
+
+
+def test_the_frozen_tables_are_what_the_migrations_make() -> None:
+    """#30: a frozen version's tables spare each opening the migrations in memory; they must
+    be exactly what migrations 1 to that version make (a new version: derive it the same way)."""
+    assert FROZEN_TABLES, "no frozen version"
+    for version, tables in FROZEN_TABLES.items():
+        made = migrated_tables(version)
+        assert list(tables) == list(made), f"schema {version}: tables differ"
+        for name, columns in made.items():
+            assert tables[name] == columns, f"schema {version}: {name}'s columns differ"
+    assert SCHEMA_VERSION in FROZEN_TABLES, (
+        f"schema {SCHEMA_VERSION} has no frozen tables in store/frozen_tables.py: every opening "
+        "would run the migrations in memory; add them (print migrated_tables(version))"
+    )
+
+
+def test_a_current_archive_missing_a_column_is_refused(tmp_path: Path) -> None:
+    """The frozen tables are checked as the migrated ones were: a column gone is refused."""
+    db = tmp_path / "archive.db"
+    Archive(db).close()
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("ALTER TABLE feed_moves DROP COLUMN reason")
+        conn.commit()
+    before = snapshot(db)
+    code, _, err = invoke("run", FEED, "--db", str(db))
+    reason = f"not the tables of a schema-{SCHEMA_VERSION} archive: feed_moves has no reason"
+    assert (code, err) == (1, refused(db, reason, ["run"]))
+    assert snapshot(db) == before

@@ -218,7 +218,7 @@ def test_the_graph_sees_the_package() -> None:
     edges = {(e.source, e.target, e.where) for e in import_graph()}
     assert ("podarchive.read.rows", "podarchive.core.types", "module") in edges
     assert (
-        "podarchive.cli",
+        "podarchive.cli.run",
         "podarchive.runtime.lock",
         "function",
     ) in edges  # the CLI's lazy imports

@@ -755,7 +755,7 @@ def test_a_keyboard_interrupt_anywhere_in_a_command_is_exit_130_never_aborted(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("podarchive.cli.update_feeds", interrupted)
+    monkeypatch.setattr("podarchive.cli.run.update_feeds", interrupted)
     code, out, err = invoke("run", "https://x.example/feed.xml", "--db", str(tmp_path / "a.db"))
     assert (code, out, err) == (130, "", "podarchive: interrupted\n")
     monkeypatch.setattr("podarchive.tasks.discover.find_feed", interrupted)

@@ -132,7 +132,7 @@ def test_a_worker_imports_no_client_database_or_web_library(tmp_path: Path) -> N
     parent's main module is not imported again in the workers."""
     script = tmp_path / "podarchive_script.py"
     script.write_text(
-        "import podarchive.cli\n"
+        "import podarchive.cli.run  # what the console script has imported for run\n"
         "from podarchive.read.jobs import loaded_modules\n"
         "from podarchive.runtime.cpu import CpuLane\n"
         "if __name__ == '__main__':\n"

@@ -19,12 +19,16 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from podarchive.core.errors import ArchiveDamaged, NotAnArchive, SchemaTooNew, StorageError
 
+from .frozen_tables import FROZEN_TABLES
 from .schema import MIGRATIONS, SCHEMA_VERSION
+from .sqlite_db import ArchiveDb
+
+if TYPE_CHECKING:
+    pass
 
 APPLICATION_ID = 0x506F4461  # "PoDa": PRAGMA application_id of every archive since issue #17
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -163,13 +167,25 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
     return frozenset(str(name) for (name,) in rows)
 
 
-@cache
+def database(conn: sqlite3.Connection) -> ArchiveDb:
+    """The archive's statements over ``conn`` (sqlite-utils loads only if asked, #30)."""
+    return ArchiveDb(conn)
+
+
 def archive_tables(version: int) -> Mapping[str, frozenset[str]]:
     """The tables of an archive of schema ``version`` and their columns: what migrations 1 to
-    ``version`` make of an empty database (in memory, once a process). Full-text indexes'
-    shadow tables are SQLite's own and left out (the FTS5 tables themselves are in)."""
+    ``version`` make of an empty database. Full-text indexes' shadow tables are SQLite's own
+    and left out (the FTS5 tables themselves are in). Frozen for the versions of
+    :data:`~.frozen_tables.FROZEN_TABLES`, else made in memory (once a process)."""
+    frozen = FROZEN_TABLES.get(version)
+    return frozen if frozen is not None else migrated_tables(version)
+
+
+@cache
+def migrated_tables(version: int) -> Mapping[str, frozenset[str]]:
+    """:func:`archive_tables` made by running migrations 1 to ``version`` in memory."""
     with closing(sqlite3.connect(":memory:")) as conn:
-        db = sqlite_utils.Database(conn)
+        db = database(conn).full
         for migration in MIGRATIONS[:version]:
             migration(db)
         rows = conn.execute(

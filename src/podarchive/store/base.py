@@ -19,8 +19,6 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-import sqlite_utils
-
 from podarchive.core.clock import iso, utcnow
 from podarchive.core.errors import ArchiveDamaged, ArchiveMissing, StorageError
 from podarchive.core.types import Row
@@ -29,6 +27,7 @@ from .archive_path import (
     APPLICATION_ID,
     BUSY_TIMEOUT,
     check_file,
+    database,
     opened_here,
     storage_error,
     too_new,
@@ -111,7 +110,7 @@ class Connection:
         self._file = self.path if str(self.path) not in ("", ":memory:") else None
         if self._file is not None:
             opened_here(self._file, +1)  # from now on, nothing here opens it but SQLite
-        self.db = sqlite_utils.Database(conn)
+        self.db = database(conn)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
@@ -149,7 +148,7 @@ class Connection:
             raise too_new(self.path, version)
         for number in range(version, SCHEMA_VERSION):
             with self.db.atomic():
-                MIGRATIONS[number](self.db)
+                MIGRATIONS[number](self.db.full)
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
         if self.application_id != APPLICATION_ID:
             # no schema change (no version bump): a header field older podarchives ignore
@@ -293,7 +292,7 @@ class Connection:
         except sqlite3.Error as e:
             conn.close()
             raise storage_error(archive.path, e, "cannot open archive") from e
-        archive.db = sqlite_utils.Database(conn)
+        archive.db = database(conn)
         return archive
 
     @property

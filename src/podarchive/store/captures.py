@@ -50,7 +50,7 @@ from podarchive.core.types import (
 from .base import Connection
 
 if TYPE_CHECKING:
-    import sqlite_utils
+    from .sqlite_db import ArchiveDb
 
 SOFTWARE = f"podarchive/{__version__}"
 CAPTURE_KINDS: tuple[CaptureKind, ...] = (
@@ -347,11 +347,11 @@ class CapturesMixin(Connection):
 # bodies stored before #27 ------------------------------------------------------------------
 
 
-def _columns(db: sqlite_utils.Database, table: str) -> set[str]:
+def _columns(db: ArchiveDb, table: str) -> set[str]:
     return {str(row[1]) for row in db.execute(f"PRAGMA table_info([{table}])").fetchall()}
 
 
-def _uncaptured(db: sqlite_utils.Database, has_captures: bool) -> list[UncapturedBody]:
+def _uncaptured(db: ArchiveDb, has_captures: bool) -> list[UncapturedBody]:
     """Every body no capture points at, oldest first (only light columns: no body read)."""
     bodies = [*_old_snapshots(db, has_captures), *_old_documents(db, has_captures)]
     bodies.extend(_old_media(db, has_captures))
@@ -364,7 +364,7 @@ def _validators(content_type: str | None, etag: Any, last_modified: Any) -> Head
     return tuple((name, str(value)) for name, value in known if value)
 
 
-def _old_snapshots(db: sqlite_utils.Database, has_captures: bool) -> Iterator[UncapturedBody]:
+def _old_snapshots(db: ArchiveDb, has_captures: bool) -> Iterator[UncapturedBody]:
     if "hash" not in _columns(db, "snapshots"):
         return
     bodies = _columns(db, "feed_bodies")
@@ -418,7 +418,7 @@ _DOCUMENT_OWNERS = (
 )  # fmt: skip
 
 
-def _document_owners(db: sqlite_utils.Database) -> dict[int, tuple[Any, ...]]:
+def _document_owners(db: ArchiveDb) -> dict[int, tuple[Any, ...]]:
     owners: dict[int, tuple[Any, ...]] = {}
     for table, sql, column in _DOCUMENT_OWNERS:
         if column not in _columns(db, table):
@@ -428,7 +428,7 @@ def _document_owners(db: sqlite_utils.Database) -> dict[int, tuple[Any, ...]]:
     return owners
 
 
-def _old_documents(db: sqlite_utils.Database, has_captures: bool) -> Iterator[UncapturedBody]:
+def _old_documents(db: ArchiveDb, has_captures: bool) -> Iterator[UncapturedBody]:
     if "hash" not in _columns(db, "documents"):
         return
     owners = _document_owners(db)
@@ -446,7 +446,7 @@ def _old_documents(db: sqlite_utils.Database, has_captures: bool) -> Iterator[Un
         )  # fmt: skip
 
 
-def _old_media(db: sqlite_utils.Database, has_captures: bool) -> Iterator[UncapturedBody]:
+def _old_media(db: ArchiveDb, has_captures: bool) -> Iterator[UncapturedBody]:
     if "sha256" not in _columns(db, "media_payloads"):
         return
     fetches: dict[str, tuple[Any, ...]] = {}

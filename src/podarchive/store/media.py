@@ -18,7 +18,7 @@ from .base import Connection
 from .schema import MEDIA_DUE_STATE
 
 if TYPE_CHECKING:
-    import sqlite_utils
+    from .sqlite_db import ArchiveDb
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +56,7 @@ class MediaTask:
 _STATE_FIELDS = tuple(MediaState.__dataclass_fields__)
 
 
-def read_state(
-    db: sqlite_utils.Database, table: str, owner: str, owner_id: int, url: str
-) -> MediaState | None:
+def read_state(db: ArchiveDb, table: str, owner: str, owner_id: int, url: str) -> MediaState | None:
     """The download state in ``table`` (``media_state``, ``image_state``) of the ``url`` of
     the row ``owner = owner_id``; None before its first attempt."""
     row = db.execute(
@@ -69,7 +67,7 @@ def read_state(
 
 
 def write_state(
-    db: sqlite_utils.Database,
+    db: ArchiveDb,
     table: str,
     owner: str,
     owner_id: int,
@@ -96,7 +94,7 @@ _FETCH_FIELDS = (
 
 
 def insert_fetch(
-    db: sqlite_utils.Database,
+    db: ArchiveDb,
     table: str,
     owner: str,
     owner_id: int,

@@ -13,7 +13,11 @@ moves are a row a podcast.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 #: (name, "table (columns)") of each index, created if missing.
 CHANGE_INDEXES = (

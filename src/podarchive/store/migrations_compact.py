@@ -14,9 +14,12 @@ too, so new writes go to the compact tables.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .migrations_links import summary_triggers_replaced
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 #: name → the compact table's columns and key (as migration 20's, WITHOUT ROWID).
 COMPACT_TABLES = {

@@ -17,9 +17,12 @@ and ``link_domain_feeds`` keep their rows: their counts do not change.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .migrations_links import summary_triggers_replaced
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def _disk_v24(db: sqlite_utils.Database) -> None:

@@ -7,7 +7,11 @@ in order, then the later ones in ``schema``). The live column lists are derived 
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 V1_FEED_META_COLUMNS = (
     "title",

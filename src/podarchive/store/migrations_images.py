@@ -16,7 +16,11 @@ media folder): stored once whatever else refers to them. Every row names its fee
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 #: An image's download is due when its state has a next check.
 IMAGE_DUE_STATE = "next_check_at IS NOT NULL"

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 LINK_URL_INDEX = "idx_links_url_written"
 LINK_URL_INDEX_SQL = (

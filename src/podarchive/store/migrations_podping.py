@@ -3,7 +3,11 @@ watcher keeps the last Hive block it processed (one row at most). No other table
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 _CREATE = """CREATE TABLE podping_cursor (
   id INTEGER PRIMARY KEY CHECK (id = 1),

@@ -7,7 +7,11 @@ the state and the last notification (:mod:`.push`). No other table changes.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 _CREATE = """CREATE TABLE push_subscriptions (
   feed_url TEXT PRIMARY KEY,

@@ -9,7 +9,11 @@ feed is always polled, never taken from a notification. The last
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 _CREATE = """CREATE TABLE push_notices (
   id INTEGER PRIMARY KEY,

@@ -11,7 +11,11 @@ small index (``benchmarks/pages_at_scale.py``).
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 #: (name, "table (columns)") of each index, created if missing.
 READING_INDEXES = (

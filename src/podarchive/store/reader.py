@@ -11,11 +11,9 @@ import sqlite3
 from pathlib import Path
 from typing import Self
 
-import sqlite_utils
-
 from podarchive.core.errors import StorageError
 
-from .archive_path import BUSY_TIMEOUT, check_file, opened_here
+from .archive_path import BUSY_TIMEOUT, check_file, database, opened_here
 from .base import Connection, storage_errors
 from .change_reads import ChangeReadsMixin
 from .counts import StatusMixin
@@ -62,14 +60,14 @@ class ArchiveReader(
         archive._file = path if live else None  # a mode=ro reader holds locks: see base
         if live:
             opened_here(path, +1)
-        archive.db = sqlite_utils.Database(conn)
+        archive.db = database(conn)
         try:
             conn.execute("PRAGMA query_only = 1")
             if archive.schema_version < SCHEMA_VERSION:
                 memory = sqlite3.connect(":memory:")
                 conn.backup(memory)
                 conn.close()
-                archive.db = sqlite_utils.Database(memory)
+                archive.db = database(memory)
                 archive.migrate()
         except BaseException:
             archive.close()

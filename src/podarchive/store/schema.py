@@ -18,8 +18,7 @@ Migrations 1 to 8 live in :mod:`.migrations_early` (imported here, run in the sa
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .migrations_changes import _change_indexes_v19
 from .migrations_compact import _compact_v23
@@ -50,6 +49,9 @@ from .migrations_push import _push_subscriptions_v18
 from .migrations_push_notices import _push_notices_v22
 from .migrations_reading import _reading_indexes_v16
 from .tag_views import TAG_VIEWS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 __all__ = [  # the frozen names of migrations 1 to 8, read here by the rest of the store
     "BOOKKEEPING_INDEX",
@@ -283,7 +285,7 @@ LOOKUP_INDEXES = {
 }  # fmt: skip
 
 
-Migration = Callable[[sqlite_utils.Database], None]
+Migration = Callable[["sqlite_utils.Database"], None]
 MIGRATIONS: tuple[Migration, ...] = (
     _create_v1,
     _polite_fetching_v2,
