@@ -27,8 +27,8 @@ from typing import Any
 SELDOM_USED = ("chardet", "soupsieve", "feedparser.http", "urllib.request")
 #: Packages that import nothing, imported by :func:`defer` to hold a stand-in of theirs as an
 #: attribute, for ``import urllib.request`` then ``urllib.request.x``. Others (feedparser)
-#: must not be imported first; their own ``from . import http`` finds the stand-in in
-#: ``sys.modules``.
+#: must not be imported first: their own ``from . import http`` finds the stand-in in
+#: ``sys.modules``, and :func:`attach` makes it their attribute once they are imported.
 _EMPTY_PACKAGES = ("urllib",)
 
 
@@ -65,6 +65,15 @@ def defer(*names: str) -> list[str]:
             setattr(importlib.import_module(package), child, stand_in)
         deferred.append(name)
     return deferred
+
+
+def attach(package: types.ModuleType) -> None:
+    """Make the deferred submodules of ``package`` (just imported) its attributes, as an
+    import of them would have."""
+    for name, module in list(sys.modules.items()):
+        parent, _, child = name.rpartition(".")
+        if isinstance(module, Deferred) and parent == package.__name__:
+            package.__dict__.setdefault(child, module)
 
 
 def _spec(name: str) -> importlib.machinery.ModuleSpec | None:
