@@ -58,3 +58,25 @@ def test_parsing_a_feed_and_a_page_loads_neither_chardet_nor_soupsieve() -> None
         "print(','.join(n for n in ('chardet', 'soupsieve') if not isinstance(sys.modules.get(n), (Deferred, type(None)))) or 'none')\n"
     )
     assert out == "none"
+
+
+def test_parsing_a_feed_loads_no_url_opener_and_urllib_request_still_works() -> None:
+    out = _run(
+        "import sys\n"
+        "from podarchive.read.jobs import read_feed\n"
+        "from podarchive.read.deferred import Deferred\n"
+        "body = b'<rss version=\"2.0\"><channel><title>T</title><item><guid>g</guid>'"
+        ' b\'<enclosure url="https://x.example/a.mp3" type="audio/mpeg"/></item></channel></rss>\'\n'
+        "assert read_feed(body, None, 'https://x.example/f').keys\n"
+        "assert 'feedparser' in sys.modules and 'xml.sax.saxutils' in sys.modules\n"
+        "loaded = [n for n in ('ssl', 'http.client', 'urllib.request', 'feedparser.http')\n"
+        "          if not isinstance(sys.modules.get(n), (Deferred, type(None)))]\n"
+        "assert not loaded, loaded\n"
+        "import urllib.request\n"
+        "from urllib.request import build_opener\n"
+        "assert urllib.request.Request('https://x.example/').full_url and build_opener\n"
+        "import feedparser.http\n"
+        "assert callable(feedparser.http.get) and 'ssl' in sys.modules\n"
+        "print('ok')\n"
+    )
+    assert out == "ok"

@@ -178,6 +178,11 @@ def http_link(base: str | None, href: str) -> tuple[str, str, str] | None:
 _RELATIVE = ("", "", "")  # never an answer: an absolute URL is never empty
 
 
+def forget_link_memo() -> None:
+    """Empty the cache of absolute links' URL work (what a worker keeps between jobs, #30)."""
+    _absolute_http_link.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def _absolute_http_link(href: str, base_scheme: str | None) -> tuple[str, str, str] | None:
     """:func:`http_link` of a stripped href, or ``_RELATIVE`` when it needs the base itself."""

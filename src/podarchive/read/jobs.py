@@ -226,6 +226,18 @@ def _chunks(split: FeedSplit, indexes: Sequence[int]) -> list[list[int]]:
     return groups
 
 
+def forget_memos() -> None:
+    """Empty this process's memos of derived notes and URL work (#30): a worker process runs
+    this after each job. They serve repeats within a document (a chunk of items); kept
+    across jobs, they held 4-6 MB of every worker, its largest share besides the parsers,
+    for notes that differ from one chunk, and one feed, to the next."""
+    from podarchive.core.urls import forget_link_memo
+    from podarchive.read.extract.text import forget_derived
+
+    forget_derived()
+    forget_link_memo()
+
+
 def loaded_modules() -> frozenset[str]:
     """The names of the modules this process has imported (what a worker costs, #30)."""
     import sys

@@ -73,6 +73,7 @@ from podarchive.core.types import Chapters, Enclosure, Episode, ParsedFeed, Tran
 from podarchive.core.urls import is_http_url, join_url
 from podarchive.read import podcast_ns
 from podarchive.read.chapter_formats import SimpleChapter, parse_simple_chapters
+from podarchive.read.deferred import attach
 from podarchive.read.extension_tags import MAX_TAGS
 from podarchive.read.feed_encoding import bom_charset, readable, xml_content_type
 from podarchive.read.feed_fields import (
@@ -91,6 +92,8 @@ from podarchive.read.feed_refusal import (
     refuse_unusable,
 )
 from podarchive.read.podcast_ns import ItemScan, PodcastScan
+
+attach(feedparser)  # its deferred ``http`` module, as ``import feedparser.http`` expects
 
 # feedparser guesses a feed's encoding with chardet when chardet happens to be installed (a
 # library such as frictionless pulls it in), and reads a mislabelled feed differently then.

@@ -65,6 +65,9 @@ PRELOAD = [
     "podarchive.read.extract",
     "podarchive.read.transcript_formats",
 ]
+#: What a worker runs after each job ("module:function"): it empties the parsers' memos, so
+#: a worker keeps no more than its imports and one job's working set between jobs (#30).
+AFTER_JOB = "podarchive.read.jobs:forget_memos"
 #: Bytes of markup a run handles inline before it starts worker processes.
 START_AFTER = 1024 * 1024
 #: Runs of fewer feeds than this parse in their own process (see :func:`lane_plan`)...
@@ -72,6 +75,8 @@ FEW_FEEDS = 32
 #: ...unless they read more markup than this: a backfill of a long feed still gets workers.
 FEW_FEEDS_START_AFTER = 32 * 1024 * 1024
 _POLL = 0.1  # seconds between checks for an abort while waiting on a worker
+#: In a worker process: :data:`AFTER_JOB`, resolved as the worker starts (None elsewhere).
+_after_job: Callable[[], object] | None = None
 
 
 def usable_cores() -> int:
@@ -331,24 +336,35 @@ def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
     the growing trees again and again and promotes them to older generations; paused, they
     are freed by the first young collection after the job (measured 9.1 → 7.9 ms a page).
     A worker runs one job at a time, so this is the worker's own business; inline jobs, in
-    the user's process, leave the collector alone.
+    the user's process, leave the collector alone. Then the worker runs :data:`AFTER_JOB`.
     """
     gc.disable()
     try:
         return fn(*args)
     finally:
         gc.enable()
+        if _after_job is not None:
+            _after_job()
 
 
 def _worker_init(lifeline: Connection[Any, Any]) -> None:
     """Ctrl-C is the run's to handle (it stops cleanly); a worker never sees it. A worker
     ends when its lifeline does (the run is gone), and returns the big blocks it frees to
     the system, as the run's process does."""
+    global _after_job
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for module in PRELOAD:
         importlib.import_module(module)
+    _after_job = resolve(AFTER_JOB)
     threading.Thread(target=_die_at_eof, args=(lifeline,), name="lifeline", daemon=True).start()
     return_big_blocks()
+
+
+def resolve(name: str) -> Callable[[], object]:
+    """The function named ``"module:function"``."""
+    module, _, function = name.partition(":")
+    found: Callable[[], object] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def _die_at_eof(lifeline: Connection[Any, Any]) -> None:

@@ -95,6 +95,11 @@ def _derived(html: str) -> tuple[str, tuple[Anchor, ...], str | None] | None:
     return text, anchors_of(found), base_href
 
 
+def forget_derived() -> None:
+    """Empty the cache of :func:`_derived` (what a worker keeps between jobs, #30)."""
+    _derived.cache_clear()
+
+
 def text_of(root: Tag) -> str:
     """Plain text of ``root``: blocks become lines, paragraphs blank-line separated."""
     return _assemble(_text_pieces(root))
