@@ -80,3 +80,30 @@ def test_parsing_a_feed_loads_no_url_opener_and_urllib_request_still_works() -> 
         "print('ok')\n"
     )
     assert out == "ok"
+
+
+def test_parsing_a_feed_loads_neither_openssl_nor_sockets() -> None:
+    """A parse worker's imports: hashlib (OpenSSL's ``_hashlib``) and ``email.utils`` (with
+    ``socket``) come with the rules and types modules' functions that need them, not with the
+    modules; a parse of a feed with guids never calls them (#30)."""
+    out = _run(
+        "import sys\n"
+        "from podarchive.read.jobs import read_feed\n"
+        'body = b\'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>\''
+        " b'<item><title>E</title><guid>g1</guid><pubDate>Mon, 02 Nov 2026 10:00:00 GMT</pubDate>'"
+        ' b\'<enclosure url="https://x.example/a.mp3" type="audio/mpeg" length="1"/></item></channel></rss>\'\n'
+        "read = read_feed(body, {'content-type': 'application/rss+xml'}, 'https://x.example/f')\n"
+        "assert read.keys == ('guid:g1',)\n"
+        "loaded = [n for n in ('_hashlib', 'email.utils', 'socket') if n in sys.modules]\n"
+        "from datetime import UTC, datetime, timedelta\n"
+        "from podarchive.core.identity import episode_key\n"
+        "from podarchive.core.types import Episode\n"
+        "from podarchive.rules.policy import jitter, parse_retry_after\n"
+        "assert episode_key(Episode(notes_html='x')) == 'notes:' + '11f6ad8ec52a2984abaafd7c3b516503785c2072'\n"
+        "assert timedelta(0) <= jitter('k', timedelta(hours=1)) < timedelta(minutes=5)\n"
+        "now = datetime(2026, 11, 1, tzinfo=UTC)\n"
+        "assert parse_retry_after('Mon, 02 Nov 2026 10:00:00 GMT', now) == datetime(2026, 11, 2, 10, tzinfo=UTC)\n"
+        "assert '_hashlib' in sys.modules and 'email.utils' in sys.modules\n"
+        "print(','.join(loaded) or 'none')\n"
+    )
+    assert out == "none"

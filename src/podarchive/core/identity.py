@@ -16,8 +16,6 @@ duplicate is reported.
 
 from __future__ import annotations
 
-import hashlib
-
 from podarchive.core.errors import one_line
 from podarchive.core.types import Episode
 from podarchive.core.urls import normalize_url, strip_cache_busters, strip_tracking_prefixes
@@ -32,6 +30,8 @@ def episode_key(episode: Episode) -> str:
         return "link:" + normalize_url(episode.link.strip())
     if episode.title and episode.title.strip():
         return f"title:{episode.title.strip()}|{episode.published or ''}"
+    import hashlib  # rarely reached; a parse worker need not load OpenSSL (#30)
+
     digest = hashlib.sha1((episode.notes_html or "").encode("utf-8")).hexdigest()
     return "notes:" + digest
 

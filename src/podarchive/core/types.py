@@ -5,7 +5,6 @@ Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:0
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -468,6 +467,8 @@ class KeptBody:
 
     @classmethod
     def of(cls, body: bytes, url: str, content_type: str | None) -> KeptBody:
+        import hashlib  # not at import: a parse worker need not load OpenSSL (#30)
+
         return cls(body, hashlib.sha256(body).hexdigest(), url, content_type)
 
 

@@ -6,13 +6,11 @@ timezone-aware UTC. The pipeline and the daemon ask these questions; the archive
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from itertools import takewhile
 
 from podarchive.rules.cron import next_cron_time
@@ -62,6 +60,9 @@ def _http_date(value: str | None) -> datetime | None:
     """An HTTP-date as an aware datetime (no zone given → UTC), else None."""
     if not value:
         return None
+    # not at import: email.utils brings socket, and a parse worker needs neither (#30)
+    from email.utils import parsedate_to_datetime
+
     try:
         when = parsedate_to_datetime(value.strip())
     except _DATE_ERRORS:
@@ -201,6 +202,8 @@ def jitter(
     width = _micros(min(interval * min(fraction, 1.0), cap))
     if width <= 0:
         return timedelta()
+    import hashlib  # not at import: a parse worker need not load OpenSSL (#30)
+
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
     return timedelta(microseconds=int.from_bytes(digest[:8], "big") % width)
 
