@@ -45,7 +45,8 @@ try:
     main()
 except SystemExit as e:
     code = e.code
-print(json.dumps([code, sorted(sys.modules)]))
+from podarchive.read.deferred import Deferred  # stand-ins are not loaded modules
+print(json.dumps([code, sorted(n for n, m in sys.modules.items() if not isinstance(m, Deferred))]))
 """
 
 

@@ -14,9 +14,8 @@ from typing import Any, Literal
 LinkSource = Literal["feed", "page"]
 Row = dict[str, Any]  # one archive row, column → value
 #: What a request in the fetch log asked for (``fetches.kind``): a feed document (the
-#: subscription, an ``itunes:new-feed-url`` candidate, a backfill archive/paged document)
-#: or a web page (an episode page, a backfill sitemap or site listing), or a file an episode
-#: points to (``podcast:transcript``, ``podcast:chapters``).
+#: subscription, an ``itunes:new-feed-url`` candidate, a backfill archive/paged document), a
+#: web page (an episode's, a backfill sitemap or listing), or a transcript or chapters file.
 FetchKind = Literal["feed", "page", "transcript", "chapters"]
 #: A file an episode points to, fetched and parsed into rows (issue #12).
 FileKind = Literal["transcript", "chapters"]
@@ -467,7 +466,7 @@ class KeptBody:
 
     @classmethod
     def of(cls, body: bytes, url: str, content_type: str | None) -> KeptBody:
-        import hashlib  # not at import: a parse worker need not load OpenSSL (#30)
+        import hashlib  # here: a parse worker need not load OpenSSL (#30)
 
         return cls(body, hashlib.sha256(body).hexdigest(), url, content_type)
 
