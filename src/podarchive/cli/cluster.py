@@ -22,7 +22,6 @@ from typing import Any
 import click
 
 from podarchive.cli.common import (
-    MAX_TICK,
     CommandFailure,
     Number,
     UsageFailure,
@@ -32,6 +31,7 @@ from podarchive.cli.common import (
     run_settings,
     schedules_option,
     show_status,
+    tick_option,
     translate_errors,
     verbosity,
 )
@@ -181,14 +181,7 @@ def worker(
 )
 @schedules_option
 @allow_fast_option
-@click.option(
-    "--tick",
-    type=Number(0.05, MAX_TICK),
-    default=5.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How often to look for due feeds (and changed schedule files).",
-)
+@tick_option(5.0, "How often to look for due feeds (and changed schedule files).")
 @click.option(
     "--hold",
     type=Number(1.0, MAX_INTERVAL.total_seconds()),

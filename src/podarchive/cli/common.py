@@ -215,6 +215,20 @@ allow_fast_option = click.option(
     is_flag=True,
     help="Accept schedules polling more often than once a minute (for tests).",
 )
+
+
+def tick_option(default: float, help: str) -> Callable[[F], F]:
+    """``--tick``: how often a long-running command looks around (``help`` says for what)."""
+    return click.option(
+        "--tick",
+        type=Number(0.05, MAX_TICK),
+        default=default,
+        show_default=True,
+        metavar="SECONDS",
+        help=help,
+    )
+
+
 schedules_option = click.option(
     "--schedules",
     "schedules_dir",

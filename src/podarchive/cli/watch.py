@@ -12,9 +12,7 @@ from typing import Any
 import click
 
 from podarchive.cli.common import (
-    MAX_TICK,
     CommandFailure,
-    Number,
     UsageFailure,
     _daemon_logging,
     allow_fast_option,
@@ -25,6 +23,7 @@ from podarchive.cli.common import (
     schedules_option,
     shards_layout_options,
     show_status,
+    tick_option,
     translate_errors,
     verbosity,
 )
@@ -38,14 +37,7 @@ from podarchive.store import Archive, check_file
 @db_option
 @private_hosts_option
 @allow_fast_option
-@click.option(
-    "--tick",
-    type=Number(0.05, MAX_TICK),
-    default=2.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How often to write the heartbeat and look for changed schedule files.",
-)
+@tick_option(2.0, "How often to write the heartbeat and look for changed schedule files.")
 @push_options
 @podping_options
 @verbosity
