@@ -21,9 +21,11 @@ CPU of the whole tree from ``getrusage(RUSAGE_CHILDREN)`` in a *child subreaper*
 fork server and worker processes that podarchive's main process never waits for are counted
 (cross-checked against per-process ``/proc/<pid>/stat`` samples every 20 ms); peak RSS as
 the largest sampled sum of RSS over the tree, or the main process's ``VmHWM`` if larger.
-Archive size is the database plus its ``-wal``. The no-change re-poll runs the same command
-again: every feed answers 304. Each run is verified (exit code, every entry stored, the
-server's request and 304 counts) or the benchmark stops: a failing tool gives no figure.
+Archive size is the database plus its ``-wal``. podarchive's modules are byte-compiled first,
+as pip leaves an installed package and reader's (``common.compile_podarchive``). The
+no-change re-poll runs the same command again: every feed answers 304. Each run is verified
+(exit code, every entry stored, the server's request and 304 counts) or the benchmark stops:
+a failing tool gives no figure.
 
 ``--import-case`` (#30) measures instead a first ``run`` after ``podarchive import`` of an
 OPML file of 100 and 1,000 feeds (``--import-feeds``), podarchive alone: the store's CPU per
@@ -56,7 +58,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import NoReturn
 
-from common import bench_settings, machine, show
+from common import bench_settings, compile_podarchive, machine, show
 from feedgen import FeedSpec, feed
 from server import ServerProcess
 
@@ -578,6 +580,7 @@ def main() -> None:
         sys.exit("--venvs must be outside the repository")
     print(f"vs_peers: {describe(args)}, {plural(args.rounds, 'round')}; {machine()}")
     print(f"podarchive at {code_state()}; settings {settings_env()}")
+    print(compile_podarchive())
     tools = tools_for(args)
     entries = args.single or args.feeds * args.episodes
     by_tool: dict[str, list[Run]] = {t.name: [] for t in tools}
