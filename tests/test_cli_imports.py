@@ -129,6 +129,33 @@ def test_the_store_names_the_media_folder_without_importing_it() -> None:
     assert done.stdout.split() == ["ok", "False"], done.stderr
 
 
+def test_the_console_script_freezes_what_its_command_imported() -> None:
+    """``main`` imports the command with the collector paused, then freezes what exists
+    (#30); an in-process look-up (CliRunner, the tests) pauses it only, freezing nothing."""
+    code = (
+        "import gc, sys\n"
+        "from podarchive.cli import cli, main\n"
+        "cli.commands['changes']\n"
+        "looked_up = (gc.isenabled(), gc.get_freeze_count())\n"
+        "sys.argv = ['podarchive', 'run', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(looked_up, gc.isenabled(), 'podarchive.cli.run' in sys.modules,"
+        " gc.get_freeze_count() > 10_000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.stdout.splitlines()[-1] == "(True, 0) True True True", done.stderr
+
+
 def test_every_command_is_where_its_entry_says() -> None:
     assert sorted(cli.commands) == sorted(COMMAND_MODULES)
     for name, command in cli.commands.items():
