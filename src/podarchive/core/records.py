@@ -1,4 +1,4 @@
-"""``@record``: ``@dataclass(frozen=True, slots=True)``, built at a third of the cost. Leaf.
+"""``@record``: ``@dataclass(frozen=True, slots=True)``, built at about half the cost. Leaf.
 
 CPython 3.11's dataclass compiles each method it writes from source on its own: six
 compilations a frozen class, most of a millisecond, paid at every start-up for each of the

@@ -26,17 +26,15 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from podarchive.core.clock import Clock, iso, parse_iso
+from podarchive.core.clock import Clock, iso
 from podarchive.core.errors import Abandoned, MediaStoreError, one_line
 from podarchive.core.settings import Settings
-from podarchive.core.types import Enclosure
-from podarchive.read.schedule_files import FeedSchedule
-from podarchive.rules.media import Budget, alternate_sources
-from podarchive.store import ArchiveLike, MediaTask
+from podarchive.rules.media import Budget
+from podarchive.store import ArchiveLike
+from podarchive.update.media_feed import MediaFeed as MediaFeed  # the run names it here
 
 if TYPE_CHECKING:  # the downloads' own module is imported by the phase's first run (#30)
     from podarchive.net.fetch import Fetcher
@@ -44,15 +42,6 @@ if TYPE_CHECKING:  # the downloads' own module is imported by the phase's first 
     from podarchive.update.media_jobs import MediaJob, MediaOutcome
 
 log = logging.getLogger("podarchive")
-
-
-@dataclass(frozen=True, slots=True)
-class MediaFeed:
-    """A stored feed whose media is to be fetched in this run."""
-
-    schedule: FeedSchedule
-    feed_id: int
-    label: str
 
 
 @dataclass(slots=True)
@@ -70,22 +59,6 @@ class MediaReport:
     #: feed label → (kind "media", error) per failure, as FeedReport.problems
     problems: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (URL, error)
-
-
-def task_files(task: MediaTask) -> tuple[Enclosure | None, list[Enclosure]]:
-    """A due task as :func:`wanted_files` takes it: the episode's enclosure, or one of its
-    alternate enclosure sources (:func:`~podarchive.rules.media.alternate_sources`)."""
-    if task.source == "alternate":
-        return None, alternate_sources(task.content_type, task.length, [(task.url, None)])
-    return Enclosure(task.url, task.content_type, task.length), []
-
-
-def published_at(text: object) -> datetime | None:
-    """An episode's stored publish time as a datetime (None: none, or not a date)."""
-    try:
-        return parse_iso(str(text)) if text else None
-    except ValueError:
-        return None
 
 
 class MediaPhase:

@@ -30,7 +30,7 @@ from podarchive.rules.media import (
 from podarchive.rules.media import wanted_media as wanted_files
 from podarchive.store import ArchiveLike, MediaState, MediaTask
 from podarchive.store.media_files import MediaFolder, Payload, media_error, media_extension
-from podarchive.update.media import MediaFeed, published_at, task_files
+from podarchive.update.media_feed import MediaFeed, published_at, task_files
 
 log = logging.getLogger("podarchive")
 RETRY_FIRST = timedelta(hours=1)  # a failed download is tried again after this, ...
