@@ -31,6 +31,11 @@ NOT_FOR_A_304 = (
     "podarchive.read.parse",
     "podarchive.cli.watch",
     "sqlite_utils",
+    # the save of a changed feed, the media phase's downloads and its folder (#30)
+    "podarchive.rules.episode_plan",
+    "podarchive.update.media_jobs",
+    "podarchive.net.download",
+    "podarchive.store.media_files",
 )
 FEED = (
     b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><item><title>E</title>'
@@ -87,6 +92,7 @@ def test_a_run_of_304s_imports_neither_parsers_nor_other_commands(
     asked = [r.headers.get("if-none-match") for r in site.requests if r.path == "/f.xml"]
     assert (first, code, asked) == (0, 0, [None, '"v1"'])
     assert {"feedparser", "sqlite_utils"} <= modules_first  # parsed, migrated: the probe sees
+    assert "podarchive.rules.episode_plan" in modules_first  # episodes written: so it sees
     assert _loaded(modules, NOT_FOR_RUN + NOT_FOR_A_304) == []
 
 
@@ -96,6 +102,58 @@ def test_the_checks_catch_an_eager_import(tmp_path: Path) -> None:
     assert code == 0
     assert _loaded(modules, ("podarchive.cli.watch",)) == ["podarchive.cli.watch"]
     assert _loaded({"datasette.app", "lxml"}, NOT_FOR_RUN + NOT_FOR_A_304) == ["datasette", "lxml"]
+
+
+def test_the_store_names_the_media_folder_without_importing_it() -> None:
+    """``podarchive.store`` imports the media folder's module on the first use of one of its
+    names, and gives the names themselves (#30)."""
+    code = (
+        "import sys, podarchive.store as store\n"
+        "before = 'podarchive.store.media_files' in sys.modules\n"
+        "from podarchive.store import MediaFolder, media_extension\n"
+        "from podarchive.store.media_files import MediaFolder as real\n"
+        "assert MediaFolder is real and callable(media_extension) and store.Fixity\n"
+        "try:\n"
+        "    store.no_such_name\n"
+        "except AttributeError:\n"
+        "    print('ok', before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.stdout.split() == ["ok", "False"], done.stderr
+
+
+def test_the_console_script_freezes_what_its_command_imported() -> None:
+    """``main`` imports the command with the collector paused, then freezes what exists
+    (#30); an in-process look-up (CliRunner, the tests) pauses it only, freezing nothing."""
+    code = (
+        "import gc, sys\n"
+        "from podarchive.cli import cli, main\n"
+        "cli.commands['changes']\n"
+        "looked_up = (gc.isenabled(), gc.get_freeze_count())\n"
+        "sys.argv = ['podarchive', 'run', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(looked_up, gc.isenabled(), 'podarchive.cli.run' in sys.modules,"
+        " gc.get_freeze_count() > 10_000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.stdout.splitlines()[-1] == "(True, 0) True True True", done.stderr
 
 
 def test_every_command_is_where_its_entry_says() -> None:

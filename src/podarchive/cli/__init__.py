@@ -16,6 +16,7 @@ failure on stderr; 2 a usage or configuration error.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from collections.abc import Iterator, MutableMapping
@@ -60,7 +61,7 @@ class LazyCommands(MutableMapping[str, click.Command]):
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._loaded:
             module, attribute = self._modules[name]  # KeyError: no such command
-            command = getattr(importlib.import_module(module), attribute)
+            command = getattr(_import(module), attribute)
             if not isinstance(command, click.Command) or command.name != name:
                 raise TypeError(f"{module}.{attribute} is not the command {name!r}")
             self._loaded[name] = command
@@ -86,6 +87,28 @@ class LazyCommands(MutableMapping[str, click.Command]):
         return name in self._loaded or name in self._modules
 
 
+#: Set by :func:`main` (a process of its own): a command's imports are then left out of the
+#: cyclic garbage collector's passes for the rest of the process.
+_FREEZE_IMPORTS = False
+
+
+def _import(module: str) -> object:
+    """``module``, imported with the cyclic garbage collector paused: an import makes a few
+    hundred thousand objects and next to no garbage (#30). In the console script
+    (:func:`main`) what exists then is frozen (``gc.freeze``): it lives as long as the
+    process, and each later pass, the one at exit too, no longer walks it. A cron run of 100
+    unchanged feeds: 0.79 → 0.72 s of CPU (median of 15 runs on a loaded host)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(module)
+    finally:
+        if enabled:
+            if _FREEZE_IMPORTS:
+                gc.freeze()
+            gc.enable()
+
+
 @click.group(
     commands=LazyCommands(COMMAND_MODULES),
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -104,8 +127,10 @@ def cli(verbose: int) -> None:
 
 def main() -> None:
     """Console entry point."""
+    global _FREEZE_IMPORTS
     from podarchive.runtime.malloc import return_big_blocks
 
+    _FREEZE_IMPORTS = True  # a process of its own: its command's imports stay to the end
     return_big_blocks()  # a run's feed bodies go back to the system once stored (#15)
     try:
         cli(prog_name="podarchive")

@@ -1,4 +1,6 @@
-"""Plain data passed between the pipeline's stages. Leaf module: imports only the stdlib.
+"""Plain data passed between the pipeline's stages. Leaf module: imports only the stdlib
+(and :mod:`podarchive.core.records`, whose ``@record`` is a frozen slotted dataclass, cheaper
+to build at start-up).
 
 Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:00:00Z``).
 """
@@ -8,8 +10,10 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from podarchive.core.records import record
 
 LinkSource = Literal["feed", "page"]
 Row = dict[str, Any]  # one archive row, column → value
@@ -30,7 +34,7 @@ PageResult = Literal["ok", "not_modified", "empty", "failed"]
 DocumentKind = Literal["next", "archive", "site"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Link:
     """One ``<a href>`` in a piece of show notes, in document order."""
 
@@ -46,14 +50,16 @@ class Link:
         return (Link, (self.position, self.url, self.normalized_url, self.domain, self.text))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Enclosure:
+    """An episode's ``<enclosure>``: its media file."""
+
     url: str
     type: str | None = None
     length: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Transcript:
     """``podcast:transcript``."""
 
@@ -63,7 +69,7 @@ class Transcript:
     rel: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Chapters:
     """``podcast:chapters``."""
 
@@ -71,7 +77,7 @@ class Chapters:
     type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Person:
     """``podcast:person``."""
 
@@ -82,7 +88,7 @@ class Person:
     img: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Funding:
     """``podcast:funding``."""
 
@@ -90,7 +96,7 @@ class Funding:
     text: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Tag:
     """One element outside RSS's own vocabulary (``podcast:*``, ``psc:*``, ``media:*``…), kept
     losslessly (#13). A scope's tags are flattened in document order: ``parent`` is the index
@@ -109,7 +115,7 @@ class Tag:
         return (Tag, (*fields, self.position))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Channel:
     """The podcast itself: what a feed says about the show."""
 
@@ -137,7 +143,7 @@ class Channel:
     tags: tuple[Tag, ...] = ()  # the channel's extension elements, losslessly (#13)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Episode:
     """One ``<item>``/``<entry>`` of a feed, as parsed (before identity is assigned)."""
 
@@ -162,7 +168,7 @@ class Episode:
     tags: tuple[Tag, ...] = ()  # the item's extension elements, losslessly (#13)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParsedFeed:
     """Everything :func:`podarchive.read.parse.parse_feed` read from one feed body."""
 
@@ -175,7 +181,7 @@ class ParsedFeed:
     entries_nested: int = 0  # of those, inside an extension element: no episodes
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PageNotes:
     """Show notes read from an episode's page by :func:`~podarchive.read.extract.extract_page`."""
 
@@ -192,7 +198,7 @@ class PageNotes:
     transcript: tuple[PageTranscriptSegment, ...] | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PageTranscriptSegment:
     """One line of a transcript shown on an episode page."""
 
@@ -201,14 +207,16 @@ class PageTranscriptSegment:
     speaker: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Redirect:
+    """One redirect hop of a fetch."""
+
     status: int
     url: str  # the URL that answered with the redirect
     location: str  # where it pointed (absolute)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FetchResult:
     """The outcome of one successful HTTP exchange (2xx or 304)."""
 
@@ -243,7 +251,7 @@ class FetchResult:
 # --- records the pipeline and the archive exchange ------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Exchange:
     """One HTTP request and its response's head, as sent and as received (#27 provenance):
     what a WARC ``request``/``response`` record pair needs besides the body. Header lists
@@ -277,7 +285,7 @@ CaptureKind = Literal["feed", "page", "transcript", "chapters", "media", "backfi
 BodyRef = tuple[str, int | str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Capture:
     """One HTTP exchange the archive recorded when it stored (or re-confirmed) a body (#27).
 
@@ -300,7 +308,7 @@ class Capture:
     media_ext: str | None = None  # a media body's file extension in the media folder
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UncapturedBody:
     """A body stored before #27 (no capture row): what is known of how it was fetched.
 
@@ -322,7 +330,7 @@ class UncapturedBody:
     media_ext: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FetchRecord:
     """One HTTP request as the fetch log keeps it."""
 
@@ -341,7 +349,7 @@ class FetchRecord:
 MOVED_BY_CONTENT = "itunes:new-feed-url"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FeedState:
     """What the archive remembers about a feed between runs."""
 
@@ -369,7 +377,7 @@ class FeedState:
         return self.fetch_url or self.url
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EpisodeWrite:
     """One parsed episode, ready to store: its identity key, columns and feed-note links."""
 
@@ -439,7 +447,7 @@ def _packed_writes(packs: tuple[bytes, ...], count: int) -> EpisodeWrites:
     return EpisodeWrites(packs=packs, count=count)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Snapshot:
     """A raw feed body as fetched, for provenance and ``reparse``."""
 
@@ -455,7 +463,7 @@ class Snapshot:
     regions: tuple[tuple[int, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KeptBody:
     """A raw page, transcript or chapters body as fetched, to keep once (``documents``)."""
 
@@ -471,7 +479,7 @@ class KeptBody:
         return cls(body, hashlib.sha256(body).hexdigest(), url, content_type)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FeedHistory:
     """One feed's feed-derived state, keyed by episode key rather than row ids."""
 
@@ -483,15 +491,19 @@ class FeedHistory:
     tags: list[Row] = field(default_factory=list)  # every version; "key" None: the channel's
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SaveStats:
+    """How many episodes a feed's save added, changed and left as they were."""
+
     new: int = 0
     changed: int = 0
     unchanged: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PageTask:
+    """An episode page to fetch (new, failed, or due for a re-check)."""
+
     episode_id: int
     feed_id: int
     url: str
@@ -512,7 +524,7 @@ class PageTask:
 LOW_CONFIDENCE = 0.5
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PageHow:
     """How a page's notes were found, as stored beside them (issue #24)."""
 
@@ -526,7 +538,7 @@ class PageHow:
         return cls(notes.method, notes.evidence, notes.confidence, notes.transcript)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileTask:
     """A transcript or chapters file to fetch (new, failed, or due for a re-check)."""
 
@@ -550,7 +562,7 @@ class FileTask:
 # --- transcripts (#12) -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TranscriptSegment:
     """One time-coded passage of a transcript, in document order (seconds from the start)."""
 
@@ -560,7 +572,7 @@ class TranscriptSegment:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParsedTranscript:
     """What :func:`~podarchive.read.transcript_formats.parse_transcript` read from one body."""
 
@@ -572,7 +584,7 @@ class ParsedTranscript:
 # --- chapters (#12) ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Chapter:
     """One chapter of an episode: ``podcast:chapters`` JSON or Podlove Simple Chapters.
 
@@ -589,7 +601,7 @@ class Chapter:
     toc: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParsedChapters:
     """What :mod:`~podarchive.read.chapter_formats` read: chapters by start, and what it skipped."""
 

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 
 from podarchive.core.errors import shorten
 from podarchive.core.mediatype import parse_content_type
+from podarchive.core.records import record
 from podarchive.core.settings import GiB
 from podarchive.core.types import Enclosure
 
@@ -65,7 +66,7 @@ IMAGE_URL_EXTENSIONS = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MediaChoice:
     """A feed's media keys in its schedule entry (defaults: no media)."""
 
@@ -77,7 +78,7 @@ class MediaChoice:
     media_versions: int = DEFAULT_VERSIONS
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MediaTarget:
     """One file an episode's media job fetches (``skipped`` None), or would but for a reason."""
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from podarchive.core.records import record
 
 DEFAULT_LEASE = 86_400  # seconds asked for; the hub has the last word
 SIGNATURES = {"sha256": hashlib.sha256, "sha1": hashlib.sha1, "sha384": hashlib.sha384,
@@ -52,7 +53,7 @@ def signature_ok(secret: str, header: str | None, body: bytes) -> bool:
     return hmac.compare_digest(expected, given.strip().lower())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Asked:
     """What this subscriber asked a hub for, as the verification must match it."""
 
@@ -100,7 +101,7 @@ def stretched(every: timedelta | None, push_every: timedelta) -> timedelta | Non
     return max(every, push_every)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Subscription:
     """One feed's WebSub subscription as the archive keeps it (``push_subscriptions``).
 

@@ -25,8 +25,9 @@ The store imports only ``podarchive.core.errors``, ``types``, ``rules.history`` 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podarchive.core.types import (
     EpisodeWrite,
@@ -84,7 +85,6 @@ from .feeds import FeedSave, FeedsMixin, UnchangedPoll
 from .fetch_log import FetchLogMixin
 from .images import ImagesMixin
 from .media import MediaMixin, MediaState, MediaTask
-from .media_files import Fixity, MediaFolder, Payload, media_extension
 from .page_transcripts import PAGE_FORMAT, PageTranscriptsMixin
 from .podping import PodpingCursor, PodpingMixin
 from .protocol import ArchiveLike, ArchiveReads
@@ -117,6 +117,21 @@ from .transplant import (
     table_counts,
     transplant,
 )
+
+if TYPE_CHECKING:
+    from .media_files import Fixity, MediaFolder, Payload, media_extension
+
+#: The media folder's names, imported on first use: a run without media never needs them
+#: (#30). (``transplant`` stays eager: a lazy name equal to its module's would be the module
+#: once ``podarchive.store.transplant`` is imported.)
+_LAZY = dict.fromkeys(("Fixity", "MediaFolder", "Payload", "media_extension"), "media_files")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "APPLICATION_ID",

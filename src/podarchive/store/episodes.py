@@ -17,11 +17,13 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from podarchive.core.types import EpisodeWrite, Link, Row, SaveStats, Tag
-from podarchive.rules.episode_plan import EpisodePlanner, Insert, Keep, Rekey, Rewrite, Step
 from podarchive.rules.history import TRACKED, changed_fields
 
 from .base import Connection
 from .schema import EPISODE_COLUMNS
+
+if TYPE_CHECKING:  # the planner is imported by the first save that writes episodes (#30)
+    from podarchive.rules.episode_plan import Keep, Step
 
 REVISION_COLUMNS = (
     "guid", "title", "published", "duration", "enclosure_url", "enclosure_type",
@@ -164,6 +166,8 @@ class EpisodesMixin(Connection):
         The feed's episodes are read from their bookkeeping index; the wide tracked columns
         only of the episodes that are rewritten or may be one under a new guid (issue #7).
         """
+        from podarchive.rules.episode_plan import EpisodePlanner  # not on a 304's path (#30)
+
         stored = self._stored_episodes(feed_id, tracked=False)
         planner = EpisodePlanner(stored, also_listed, complete, mark_absent)
         for window in _windows(episodes):
@@ -185,6 +189,8 @@ class EpisodesMixin(Connection):
 
     def _apply_steps(self, feed_id: int, steps: Sequence[Step], now: str) -> None:
         """Write the planned steps in order; new episodes in a row are inserted together."""
+        from podarchive.rules.episode_plan import Insert, Keep, Rekey, Rewrite
+
         self._read_columns([s.previous for s in steps if isinstance(s, Rewrite)], WIDE_TRACKED)
         fresh: list[tuple[EpisodeWrite, str]] = []
         for step in steps:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from podarchive.core.types import Enclosure
 from podarchive.rules.media import wanted_media
 from podarchive.tasks.backfill_model import Context, Walk, on_or_after
-from podarchive.update.media import MediaFeed, MediaPhase, media_folder, published_at, task_files
+from podarchive.update.media import MediaPhase, media_folder
+from podarchive.update.media_feed import MediaFeed, published_at, task_files
 
 
 def media_phase(ctx: Context, walk: Walk) -> None:

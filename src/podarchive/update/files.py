@@ -10,9 +10,9 @@ feed content: they are fetched untrusted (the address guard, politeness and
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from podarchive.core.errors import PodarchiveError, safe_url
+from podarchive.core.records import record
 from podarchive.core.types import (
     FetchRecord,
     FetchResult,
@@ -33,7 +33,7 @@ from podarchive.store import ArchiveLike
 log = logging.getLogger("podarchive")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileOutcome:
     """What fetching and reading one transcript or chapters file gave."""
 

@@ -11,12 +11,12 @@ the fetch log.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from podarchive.core.clock import iso, parse_iso
 from podarchive.core.errors import ExtractError, PodarchiveError, safe_url
+from podarchive.core.records import record
 from podarchive.core.types import (
     FetchRecord,
     FetchResult,
@@ -36,8 +36,10 @@ from podarchive.store import ArchiveLike
 log = logging.getLogger("podarchive")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PageOutcome:
+    """What fetching and reading one episode page gave."""
+
     task: PageTask
     records: list[FetchRecord]
     result: FetchResult | None = None
