@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pickle
 import platform
+import subprocess
 import sys
 import threading
 import time
@@ -189,6 +190,20 @@ def test_the_allocator_is_told_to_return_big_blocks() -> None:
     call says it could not, and nothing else changes."""
     glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert return_big_blocks() is glibc
+
+
+def test_setting_the_allocator_starts_no_process() -> None:
+    """``ctypes.util.find_library`` ran ``ldconfig -p`` in a child at every start (#30): in a
+    fresh interpreter the setting is made without loading that module."""
+    if not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"):
+        pytest.skip("glibc only")
+    probe = (
+        "import sys\n"
+        "from podarchive.runtime.malloc import return_big_blocks\n"
+        "print(return_big_blocks(), 'ctypes.util' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
 
 
 def test_links_and_tags_cross_a_process_as_themselves() -> None:

@@ -11,7 +11,6 @@ mapped and returned; small objects are unaffected.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
@@ -23,7 +22,9 @@ def return_big_blocks() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # the process's own symbols, libc's among them: ``ctypes.util.find_library`` would
+        # run ``ldconfig -p`` in a child process at every start (~40 ms of CPU, #30)
+        libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # musl and others: no mallopt
         return False
