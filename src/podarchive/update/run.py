@@ -443,8 +443,8 @@ class _Flow:
         known = source.state(schedule) if isinstance(source, _Listed) else None
         state = known or self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
         key = _feed_key(state.current_url)
-        twin = self.fetching.setdefault(key, schedule.label)
-        if twin != schedule.label:
+        twin = self.fetching.setdefault(key, label := schedule.label)  # made once (#30)
+        if twin != label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
             twin_report = FeedReport(schedule.url, schedule.label, warnings=(note,))
             self._keep(twin_report)
