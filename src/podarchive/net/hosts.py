@@ -68,9 +68,11 @@ class HostLimiter:
         the next one waits ``gap`` seconds from that moment: connection setup of varying
         length cannot bunch the requests up.
         """
-        with self._lock:
-            semaphore = self._semaphores.setdefault(host, threading.Semaphore(self._per_host))
-            starter = self._starters.setdefault(host, threading.Lock())
+        semaphore, starter = self._semaphores.get(host), self._starters.get(host)
+        if semaphore is None or starter is None:  # made once per host, not at every request (#30)
+            with self._lock:
+                semaphore = self._semaphores.setdefault(host, threading.Semaphore(self._per_host))
+                starter = self._starters.setdefault(host, threading.Lock())
         with semaphore:
             if self._gap <= 0:
                 yield lambda: None

@@ -111,15 +111,24 @@ class Budget:
 _local = threading.local()
 
 
-@contextmanager
-def budget(seconds: float) -> Iterator[Budget]:
-    """Run the block under a deadline ``seconds`` away, for this thread's socket operations."""
-    previous = getattr(_local, "budget", None)
-    _local.budget = current = Budget(seconds)
-    try:
-        yield current
-    finally:
-        _local.budget = previous
+class budget:  # noqa: N801 (used as a function: ``with budget(seconds):``)
+    """Run the block under a deadline ``seconds`` away, for this thread's socket operations.
+
+    A class, not a generator context manager: every request enters one (#30)."""
+
+    __slots__ = ("_current", "_previous")
+
+    def __init__(self, seconds: float) -> None:
+        self._current = Budget(seconds)
+        self._previous: Budget | None = None
+
+    def __enter__(self) -> Budget:
+        self._previous = getattr(_local, "budget", None)
+        _local.budget = self._current
+        return self._current
+
+    def __exit__(self, *exc: object) -> None:
+        _local.budget = self._previous
 
 
 def current_budget() -> Budget | None:

@@ -6,6 +6,7 @@ timezone-aware UTC. The pipeline and the daemon ask these questions; the archive
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -202,10 +203,18 @@ def jitter(
     width = _micros(min(interval * min(fraction, 1.0), cap))
     if width <= 0:
         return timedelta()
+    return timedelta(microseconds=_key_number(key) % width)
+
+
+@functools.lru_cache(maxsize=8192)
+def _key_number(key: str) -> int:
+    """The first 8 bytes of ``key``'s SHA-256 as a number; pure, so remembered: a feed's
+    key is hashed three times each poll (its due-ness, its next due time, the daemon's
+    wait), with the same key every time (#30)."""
     import hashlib  # not at import: a parse worker need not load OpenSSL (#30)
 
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-    return timedelta(microseconds=int.from_bytes(digest[:8], "big") % width)
+    return int.from_bytes(digest[:8], "big")
 
 
 def _cron_due(cron: str, last_attempt: datetime, error_count: int, key: str) -> datetime:

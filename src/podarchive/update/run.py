@@ -160,7 +160,7 @@ def update_feeds(
     with big_ingest(archive, [s.url for s in listed]) as big:  # #30: the links' indexes deferred
         return update_stream(
             archive,
-            _Listed(listed),
+            _Listed(listed, archive),
             settings=settings,
             transport=transport,
             clock=clock,
@@ -178,7 +178,6 @@ class RunWatcher(Protocol):
     """What a run tells its progress display (``runtime.progress.RunProgress``)."""
 
     def begin(self, feeds: int) -> None: ...
-
     def stored(self, kind: str, nbytes: int) -> None: ...
 
 
@@ -194,11 +193,16 @@ class FeedSource(Protocol):
 class _Listed:
     """A run's feeds given up front (``run``, the daemon): never idle, then the end."""
 
-    def __init__(self, schedules: Iterable[FeedSchedule]) -> None:
+    def __init__(self, schedules: list[FeedSchedule], archive: ArchiveLike) -> None:
         self._feeds = iter(schedules)
+        self._states = archive.named_states([s.url for s in schedules])  # in one read (#30)
 
     def next_feed(self, block: bool) -> FeedSchedule | None:
         return next(self._feeds)
+
+    def state(self, schedule: FeedSchedule) -> FeedState | None:  # once: a URL twice is read again
+        state, name = self._states.pop(schedule.url, (None, None))
+        return state if schedule.name in (None, name) else None
 
 
 def update_stream(
@@ -311,9 +315,8 @@ class _Flow:
     ) -> None:
         self.archive, self.workers, self.report = archive, workers, report
         self.settings, self.clock, self.stop = settings, clock, stop
-        self.recheck_pages = recheck_pages
+        self.recheck_pages, self.limit = recheck_pages, in_flight_limit(settings)
         self.on_done = on_done  # set: a stream that forgets each feed once it is done
-        self.limit = in_flight_limit(settings)
         self.pending: set[Future[Any]] = set()
         #: started futures as they finish: one queue to wait on, not a waiter on each (#30)
         self.finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
@@ -430,18 +433,18 @@ class _Flow:
             self._start(heapq.heappop(self.redo)[2]())
 
     def _start_feed(self, source: FeedSource, block: bool) -> object:
-        """Start the next feed's fetch (unless it is one already started): _STARTED,
-        _IDLE (the source has none now) or _END."""
+        """Start the next feed's fetch unless started already: _STARTED, _IDLE (none now), _END."""
         try:
             schedule = source.next_feed(block)
         except StopIteration:
             return _END
         if schedule is None:
             return _IDLE
-        state = self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
+        known = source.state(schedule) if isinstance(source, _Listed) else None
+        state = known or self.archive.ensure_feed(schedule.url, schedule.name, iso(self.clock()))
         key = _feed_key(state.current_url)
-        twin = self.fetching.setdefault(key, schedule.label)
-        if twin != schedule.label:
+        twin = self.fetching.setdefault(key, label := schedule.label)  # made once (#30)
+        if twin != label:
             note = f"same feed as {twin} (it moved there); not fetched twice"
             twin_report = FeedReport(schedule.url, schedule.label, warnings=(note,))
             self._keep(twin_report)
