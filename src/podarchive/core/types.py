@@ -1,6 +1,4 @@
-"""Plain data passed between the pipeline's stages. Leaf module: imports only the stdlib
-(and :mod:`podarchive.core.records`, whose ``@record`` is a frozen slotted dataclass, cheaper
-to build at start-up).
+"""Plain data passed between the pipeline's stages. Leaf: the stdlib and ``core.records``.
 
 Every value is immutable. Timestamps are ISO 8601 UTC strings (``2022-06-06T13:00:00Z``).
 """
@@ -454,8 +452,7 @@ class Snapshot:
     body: bytes
     url: str
     content_type: str | None
-    # where the items lie in ``body`` and their hash (item_split.FeedSplit), when split:
-    # a body whose items region matches an earlier snapshot's is kept as a delta
+    # the items' place in ``body`` and hash (item_split.FeedSplit): kept as a delta on a match
     items_from: int | None = None
     items_to: int | None = None
     items_hash: str | None = None
@@ -559,9 +556,6 @@ class FileTask:
     document_id: int | None = None  # the body archived last
 
 
-# --- transcripts (#12) -----------------------------------------------------------------
-
-
 @record
 class TranscriptSegment:
     """One time-coded passage of a transcript, in document order (seconds from the start)."""
@@ -581,17 +575,11 @@ class ParsedTranscript:
     warnings: tuple[str, ...] = ()
 
 
-# --- chapters (#12) ----------------------------------------------------------------------
-
-
 @record
 class Chapter:
-    """One chapter of an episode: ``podcast:chapters`` JSON or Podlove Simple Chapters.
-
-    Times are seconds from the start of the media; ``url`` and ``image`` are absolute http(s).
-    ``toc`` False marks a JSON ``"toc": false`` chapter: an image or link change inside the
-    chapter before it, kept (it is searchable) but not for a table of contents.
-    """
+    """One chapter (``podcast:chapters`` JSON or Podlove Simple Chapters): times in seconds
+    from the start, ``url`` and ``image`` absolute http(s); ``toc`` False is a JSON ``"toc":
+    false`` chapter, a change inside the one before it (searchable, not in a contents list)."""
 
     start: float
     end: float | None = None
