@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import click
 import pytest
@@ -55,10 +56,10 @@ print(json.dumps([code, sorted(n for n, m in sys.modules.items() if not isinstan
 """
 
 
-def _modules_after(*args: str, cwd: Path) -> tuple[int, set[str]]:
-    """The exit code of ``podarchive ARGS``, and the modules it imported."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)],
+def _fresh_python(code: str, *args: str, cwd: Path | None = None) -> CompletedProcess[str]:
+    """``python -c code args...`` in a fresh interpreter that sees only this checkout's src."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -66,6 +67,11 @@ def _modules_after(*args: str, cwd: Path) -> tuple[int, set[str]]:
         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
         check=False,
     )
+
+
+def _modules_after(*args: str, cwd: Path) -> tuple[int, set[str]]:
+    """The exit code of ``podarchive ARGS``, and the modules it imported."""
+    done = _fresh_python(PROBE, json.dumps(args), cwd=cwd)
     code, modules = json.loads(done.stdout.splitlines()[-1])
     return code, set(modules)
 
@@ -118,14 +124,7 @@ def test_the_store_names_the_media_folder_without_importing_it() -> None:
         "except AttributeError:\n"
         "    print('ok', before)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    done = _fresh_python(code)
     assert done.stdout.split() == ["ok", "False"], done.stderr
 
 
@@ -145,14 +144,7 @@ def test_the_console_script_freezes_what_its_command_imported() -> None:
         "print(looked_up, gc.isenabled(), 'podarchive.cli.run' in sys.modules,"
         " gc.get_freeze_count() > 10_000)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    done = _fresh_python(code)
     assert done.stdout.splitlines()[-1] == "(True, 0) True True True", done.stderr
 
 
